@@ -1,0 +1,253 @@
+#include "runtime/stream.h"
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "runtime/device.h"
+
+namespace torch_dml::runtime {
+namespace {
+
+using webgpu::wgpu;
+
+constexpr uint64_t kStagingChunk = 32ull << 20;
+constexpr uint64_t kParamsCapacity = 256ull << 10;
+
+uint64_t round_up(uint64_t value, uint64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+uint32_t flush_every_from_env() {
+  // 32 dispatches per submit: ORT uses 16, CubeCL 32; much larger batches leave the GPU idle while the
+  // CPU records.
+  const char* value = std::getenv("TORCH_DML_FLUSH_EVERY");
+  const long parsed = value ? std::strtol(value, nullptr, 10) : 0;
+  return parsed > 0 ? static_cast<uint32_t>(parsed) : 32u;
+}
+
+struct MapResult {
+  bool done = false;
+  WGPUMapAsyncStatus status = WGPUMapAsyncStatus_Error;
+  std::string message;
+};
+
+void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void* userdata1, void*) {
+  auto* result = static_cast<MapResult*>(userdata1);
+  result->done = true;
+  result->status = status;
+  result->message = webgpu::to_string(message);
+}
+
+} // namespace
+
+CommandStream::CommandStream(DeviceContext& context)
+    : context_(context),
+      flush_every_(flush_every_from_env()),
+      params_capacity_(kParamsCapacity),
+      params_alignment_(std::max<uint32_t>(context.limits().minUniformBufferOffsetAlignment, 16u)) {
+  WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
+  descriptor.label = webgpu::view("torch_dml kernel parameters");
+  descriptor.size = params_capacity_;
+  descriptor.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
+  params_ring_ = webgpu::Buffer(wgpu().DeviceCreateBuffer(context_.device(), &descriptor));
+  params_.reserve(params_capacity_);
+}
+
+CommandStream::~CommandStream() = default;
+
+WGPUPipelineLayout CommandStream::pipeline_layout(uint32_t storage_count) {
+  auto found = layouts_.find(storage_count);
+  if (found != layouts_.end()) return found->second.pipeline.get();
+
+  std::vector<WGPUBindGroupLayoutEntry> entries(storage_count + 1);
+  for (uint32_t i = 0; i <= storage_count; ++i) {
+    WGPUBindGroupLayoutEntry entry = WGPU_BIND_GROUP_LAYOUT_ENTRY_INIT;
+    entry.binding = i;
+    entry.visibility = WGPUShaderStage_Compute;
+    entry.buffer.type = i < storage_count ? WGPUBufferBindingType_Storage : WGPUBufferBindingType_Uniform;
+    entries[i] = entry;
+  }
+  WGPUBindGroupLayoutDescriptor group_descriptor = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
+  group_descriptor.entryCount = entries.size();
+  group_descriptor.entries = entries.data();
+  Layout layout;
+  layout.group = webgpu::BindGroupLayout(wgpu().DeviceCreateBindGroupLayout(context_.device(), &group_descriptor));
+  WGPUBindGroupLayout groups[] = {layout.group.get()};
+  WGPUPipelineLayoutDescriptor pipeline_descriptor = WGPU_PIPELINE_LAYOUT_DESCRIPTOR_INIT;
+  pipeline_descriptor.bindGroupLayoutCount = 1;
+  pipeline_descriptor.bindGroupLayouts = groups;
+  layout.pipeline = webgpu::PipelineLayout(wgpu().DeviceCreatePipelineLayout(context_.device(), &pipeline_descriptor));
+  context_.check("creating a pipeline layout");
+  WGPUPipelineLayout result = layout.pipeline.get();
+  layouts_.emplace(storage_count, std::move(layout));
+  return result;
+}
+
+void CommandStream::ensure_encoder() {
+  if (encoder_) return;
+  context_.check_alive("recording commands");
+  WGPUCommandEncoderDescriptor descriptor = WGPU_COMMAND_ENCODER_DESCRIPTOR_INIT;
+  encoder_ = webgpu::CommandEncoder(wgpu().DeviceCreateCommandEncoder(context_.device(), &descriptor));
+}
+
+void CommandStream::ensure_pass() {
+  ensure_encoder();
+  if (pass_) return;
+  WGPUComputePassDescriptor descriptor = WGPU_COMPUTE_PASS_DESCRIPTOR_INIT;
+  pass_ = webgpu::ComputePass(wgpu().CommandEncoderBeginComputePass(encoder_.get(), &descriptor));
+}
+
+void CommandStream::end_pass() {
+  if (!pass_) return;
+  wgpu().ComputePassEncoderEnd(pass_.get());
+  pass_.reset();
+}
+
+void CommandStream::dispatch(WGPUComputePipeline pipeline, uint32_t storage_count, const StorageBinding* bindings,
+                             const void* params, size_t params_size, uint32_t groups_x, uint32_t groups_y,
+                             uint32_t groups_z) {
+  if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
+  const uint64_t slot = round_up(std::max<size_t>(params_size, 16), params_alignment_);
+  if (params_.size() + slot > params_capacity_) flush();
+  const uint64_t params_offset = params_.size();
+  params_.resize(params_offset + slot, 0);
+  if (params_size) std::memcpy(params_.data() + params_offset, params, params_size);
+
+  std::vector<WGPUBindGroupEntry> entries(storage_count + 1);
+  for (uint32_t i = 0; i < storage_count; ++i) {
+    WGPUBindGroupEntry entry = WGPU_BIND_GROUP_ENTRY_INIT;
+    entry.binding = i;
+    entry.buffer = bindings[i].buffer;
+    entry.offset = bindings[i].offset;
+    entry.size = bindings[i].size;
+    entries[i] = entry;
+    note_use(bindings[i].buffer);
+  }
+  WGPUBindGroupEntry uniform = WGPU_BIND_GROUP_ENTRY_INIT;
+  uniform.binding = storage_count;
+  uniform.buffer = params_ring_.get();
+  uniform.offset = params_offset;
+  uniform.size = round_up(std::max<size_t>(params_size, 16), 16);
+  entries[storage_count] = uniform;
+
+  pipeline_layout(storage_count); // makes sure the layout exists
+  WGPUBindGroupDescriptor descriptor = WGPU_BIND_GROUP_DESCRIPTOR_INIT;
+  descriptor.layout = layouts_.at(storage_count).group.get();
+  descriptor.entryCount = entries.size();
+  descriptor.entries = entries.data();
+  webgpu::BindGroup group(wgpu().DeviceCreateBindGroup(context_.device(), &descriptor));
+  context_.check("binding kernel arguments");
+
+  ensure_pass();
+  wgpu().ComputePassEncoderSetPipeline(pass_.get(), pipeline);
+  wgpu().ComputePassEncoderSetBindGroup(pass_.get(), 0, group.get(), 0, nullptr);
+  wgpu().ComputePassEncoderDispatchWorkgroups(pass_.get(), groups_x, groups_y, groups_z);
+  ++dispatch_count_;
+  if (++pending_dispatches_ >= flush_every_) flush();
+}
+
+void CommandStream::copy_buffer(WGPUBuffer src, uint64_t src_offset, WGPUBuffer dst, uint64_t dst_offset,
+                                uint64_t size) {
+  if (size == 0) return;
+  TORCH_INTERNAL_ASSERT(src_offset % 4 == 0 && dst_offset % 4 == 0 && size % 4 == 0);
+  ensure_encoder();
+  end_pass();
+  wgpu().CommandEncoderCopyBufferToBuffer(encoder_.get(), src, src_offset, dst, dst_offset, size);
+  note_use(src);
+  note_use(dst);
+  ++pending_dispatches_;
+}
+
+void CommandStream::flush() {
+  if (!encoder_) return;
+  end_pass();
+  WGPUCommandBufferDescriptor descriptor = WGPU_COMMAND_BUFFER_DESCRIPTOR_INIT;
+  webgpu::CommandBuffer commands(wgpu().CommandEncoderFinish(encoder_.get(), &descriptor));
+  encoder_.reset();
+  pending_buffers_.clear();
+  pending_dispatches_ = 0;
+  std::vector<uint8_t> params;
+  params.swap(params_);
+  params_.reserve(params_capacity_);
+  // A command buffer whose Finish failed aborts the process if submitted: report and drop it.
+  context_.check("finishing recorded commands");
+  if (!params.empty())
+    wgpu().QueueWriteBuffer(context_.queue(), params_ring_.get(), 0, params.data(), params.size());
+  WGPUCommandBuffer raw = commands.get();
+  last_submission_ = wgpu().QueueSubmitForIndex(context_.queue(), 1, &raw);
+  submitted_ = true;
+  ++submit_count_;
+  context_.check("submitting recorded commands");
+}
+
+void CommandStream::synchronize() {
+  flush();
+  if (!submitted_) return;
+  wgpu().DevicePoll(context_.device(), true, &last_submission_);
+  context_.check("synchronizing");
+}
+
+bool CommandStream::query() {
+  flush();
+  // wgpuDevicePoll is declared WGPUBool but returns a one-byte bool: only the low byte is meaningful.
+  const bool empty = (wgpu().DevicePoll(context_.device(), false, nullptr) & 0xFF) != 0;
+  context_.check("querying the queue");
+  return empty || !submitted_;
+}
+
+void CommandStream::write(WGPUBuffer buffer, uint64_t offset, const void* data, uint64_t size) {
+  if (size == 0) return;
+  TORCH_INTERNAL_ASSERT(offset % 4 == 0 && size % 4 == 0);
+  if (pending_buffers_.count(buffer)) flush();
+  wgpu().QueueWriteBuffer(context_.queue(), buffer, offset, data, size);
+  context_.check("uploading to the device");
+}
+
+WGPUBuffer CommandStream::staging(uint64_t size) {
+  if (!staging_ || staging_size_ < size) {
+    staging_.reset();
+    WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
+    descriptor.label = webgpu::view("torch_dml readback staging");
+    descriptor.size = std::max<uint64_t>(round_up(size, 1 << 20), 1 << 20);
+    descriptor.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    staging_ = webgpu::Buffer(wgpu().DeviceCreateBuffer(context_.device(), &descriptor));
+    context_.check("creating a readback buffer");
+    staging_size_ = descriptor.size;
+  }
+  return staging_.get();
+}
+
+void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_t size) {
+  TORCH_INTERNAL_ASSERT(offset % 4 == 0 && size % 4 == 0);
+  auto* out = static_cast<uint8_t*>(data);
+  for (uint64_t done = 0; done < size;) {
+    const uint64_t chunk = std::min(size - done, kStagingChunk);
+    WGPUBuffer stage = staging(chunk);
+    ensure_encoder();
+    end_pass();
+    wgpu().CommandEncoderCopyBufferToBuffer(encoder_.get(), buffer, offset + done, stage, 0, chunk);
+    flush();
+
+    MapResult result;
+    WGPUBufferMapCallbackInfo callback = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
+    callback.mode = WGPUCallbackMode_AllowProcessEvents;
+    callback.callback = on_mapped;
+    callback.userdata1 = &result;
+    wgpu().BufferMapAsync(stage, WGPUMapMode_Read, 0, chunk, callback);
+    wgpu().DevicePoll(context_.device(), true, &last_submission_);
+    context_.check("reading back from the device");
+    TORCH_CHECK(result.done && result.status == WGPUMapAsyncStatus_Success,
+                "torch_dml: mapping the readback buffer failed on ", context_.describe(), ": ", result.message);
+    const void* mapped = wgpu().BufferGetConstMappedRange(stage, 0, chunk);
+    TORCH_CHECK(mapped, "torch_dml: the readback buffer has no mapping on ", context_.describe());
+    std::memcpy(out + done, mapped, chunk);
+    wgpu().BufferUnmap(stage);
+    done += chunk;
+  }
+}
+
+} // namespace torch_dml::runtime

@@ -1,0 +1,91 @@
+// The command batcher: one per device, the single place that decides when recorded work is submitted.
+//
+// Dispatches go into one long compute pass (about 1-2 us each) and are submitted when the host needs
+// data, before a queue write into a buffer that pending work uses (queue writes are ordered before the
+// whole pending encoder), and every `flush_every` dispatches so the GPU never starves.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_set>
+#include <vector>
+
+#include "webgpu/handle.h"
+
+namespace torch_dml::runtime {
+
+class DeviceContext;
+
+struct StorageBinding {
+  WGPUBuffer buffer = nullptr;
+  uint64_t offset = 0; // bytes, a multiple of minStorageBufferOffsetAlignment
+  uint64_t size = 0;   // bytes, a multiple of 4
+};
+
+class CommandStream {
+ public:
+  explicit CommandStream(DeviceContext& context);
+  ~CommandStream();
+
+  // The layout every kernel uses: `storage_count` read_write storage buffers at bindings
+  // 0..storage_count-1 (read_write everywhere, so in-place ops may bind one buffer twice), then one
+  // uniform block of parameters at binding `storage_count`.
+  WGPUPipelineLayout pipeline_layout(uint32_t storage_count);
+
+  void dispatch(WGPUComputePipeline pipeline, uint32_t storage_count, const StorageBinding* bindings,
+                const void* params, size_t params_size, uint32_t groups_x, uint32_t groups_y = 1,
+                uint32_t groups_z = 1);
+
+  // Device-side copy outside the compute pass (ends the pass; offsets and size multiples of 4).
+  void copy_buffer(WGPUBuffer src, uint64_t src_offset, WGPUBuffer dst, uint64_t dst_offset, uint64_t size);
+
+  // Host -> device; flushes first if pending work touches `buffer`. Size a multiple of 4.
+  void write(WGPUBuffer buffer, uint64_t offset, const void* data, uint64_t size);
+
+  // Device -> host, synchronous: submits pending work, copies through a staging buffer.
+  void read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_t size);
+
+  void flush();
+  void synchronize();
+  // Non-blocking: whether everything submitted so far has finished.
+  bool query();
+
+  uint64_t dispatch_count() const { return dispatch_count_; }
+  uint64_t submit_count() const { return submit_count_; }
+
+ private:
+  void ensure_encoder();
+  void ensure_pass();
+  void end_pass();
+  void note_use(WGPUBuffer buffer) { pending_buffers_.insert(buffer); }
+  WGPUBuffer staging(uint64_t size);
+
+  DeviceContext& context_;
+  webgpu::CommandEncoder encoder_;
+  webgpu::ComputePass pass_;
+  std::unordered_set<WGPUBuffer> pending_buffers_;
+  uint32_t pending_dispatches_ = 0;
+  uint32_t flush_every_;
+
+  // Parameters of the pending dispatches, uploaded into the uniform ring in one write per submit.
+  std::vector<uint8_t> params_;
+  webgpu::Buffer params_ring_;
+  uint64_t params_capacity_;
+  uint32_t params_alignment_;
+
+  struct Layout {
+    webgpu::BindGroupLayout group;
+    webgpu::PipelineLayout pipeline;
+  };
+  std::map<uint32_t, Layout> layouts_;
+
+  webgpu::Buffer staging_;
+  uint64_t staging_size_ = 0;
+
+  WGPUSubmissionIndex last_submission_ = 0;
+  bool submitted_ = false;
+  uint64_t dispatch_count_ = 0;
+  uint64_t submit_count_ = 0;
+};
+
+} // namespace torch_dml::runtime

@@ -1,0 +1,60 @@
+"""Loads the C++ core and wires the ``dml`` name into PyTorch, in the order PyTorch requires.
+
+Order matters: the rename and ``torch.dml`` must exist before any tensor touches the device (lazy
+device init imports ``torch.<name>``), and the hooks, guard and allocator must be registered in the same
+step, or even CPU ``pin_memory()`` breaks once PrivateUse1 is the accelerator.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+
+BACKEND_NAME = "dml"
+
+
+def _wgpu_library_path() -> str:
+    """Finds wgpu-native inside the installed ``wgpu`` package without importing wgpu-py itself."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("wgpu")
+    if spec is None or spec.origin is None:
+        raise ImportError(
+            "torch_dml needs the `wgpu` package for wgpu-native: pip install wgpu==0.32.0"
+        )
+    resources = os.path.join(os.path.dirname(spec.origin), "resources")
+    names = {
+        "win32": ["wgpu_native-release.dll"],
+        "darwin": ["libwgpu_native-release.dylib"],
+    }.get(sys.platform, ["libwgpu_native-release.so"])
+    for name in names:
+        candidate = os.path.join(resources, name)
+        if os.path.exists(candidate):
+            return candidate
+    raise ImportError(
+        f"torch_dml: no wgpu-native library ({', '.join(names)}) in {resources}; "
+        "reinstall with pip install --force-reinstall wgpu==0.32.0"
+    )
+
+
+def register() -> None:
+    library = os.environ.get("TORCH_DML_WGPU_LIBRARY") or _wgpu_library_path()
+
+    from torch_dml import _C
+
+    try:
+        _C._load_wgpu(library)
+    except RuntimeError as error:
+        raise ImportError(f"torch_dml: cannot load wgpu-native from {library}: {error}") from error
+
+    torch.utils.rename_privateuse1_backend(BACKEND_NAME)
+    from torch_dml import device_module
+
+    torch._register_device_module(BACKEND_NAME, device_module)
+    torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
+
+    from torch_dml import _fallback
+
+    _fallback._init_from_environment()

@@ -1,0 +1,53 @@
+"""Builds torch_dml._C against the installed torch (one build per torch minor; see pyproject.toml).
+
+Run without build isolation so the extension links the torch that will import it:
+    pip install --no-build-isolation -e .
+The build is incremental through ninja: objects live in build/ and only changed sources recompile.
+"""
+
+import glob
+import importlib.util
+import os
+import sys
+
+# Importing torch at build time must not trigger our own autoload entry point (a half-built package).
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+
+from setuptools import setup  # noqa: E402
+from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CSRC = os.path.join("backend", "csrc")
+
+
+def wgpu_include_dir() -> str:
+    spec = importlib.util.find_spec("wgpu")
+    if spec is None or spec.origin is None:
+        sys.exit("torch-dml needs the `wgpu` package (pip install wgpu==0.32.0) for webgpu.h/wgpu.h")
+    return os.path.join(os.path.dirname(spec.origin), "resources")
+
+
+def sources() -> list[str]:
+    found = sorted(glob.glob(os.path.join(CSRC, "**", "*.cpp"), recursive=True))
+    return [os.path.relpath(p, ROOT) for p in found]
+
+
+if sys.platform == "win32":
+    cxx_flags = ["/std:c++20", "/O2", "/EHsc"]
+    libraries: list[str] = []
+else:
+    cxx_flags = ["-std=c++20", "-O2", "-fvisibility=hidden", "-Wno-unused-parameter"]
+    libraries = ["dl"]
+
+setup(
+    ext_modules=[
+        CppExtension(
+            name="torch_dml._C",
+            sources=sources(),
+            include_dirs=[os.path.join(ROOT, CSRC), wgpu_include_dir()],
+            extra_compile_args={"cxx": cxx_flags},
+            libraries=libraries,
+        )
+    ],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+)
