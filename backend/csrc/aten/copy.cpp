@@ -1,0 +1,143 @@
+// Copies between host and device and within a device, with dtype conversion and any strides on
+// either side: the ops everything else (printing, .cpu(), .to(), the CPU fallback) stands on.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <cstring>
+#include <vector>
+
+#include "aten/common.h"
+#include "runtime/allocator.h"
+#include "runtime/stream.h"
+
+namespace torch_dml::aten {
+namespace {
+
+uint64_t round_up4(uint64_t value) {
+  return (value + 3) / 4 * 4;
+}
+
+void host_roundtrip(const at::Tensor& dst, const at::Tensor& src) {
+  // Exact by construction (CPU conversion semantics); used only where no kernel applies.
+  const_cast<at::Tensor&>(dst).copy_(src.to(c10::kCPU));
+}
+
+// dst <- src, both on the same dml device.
+void device_to_device(const at::Tensor& dst, const at::Tensor& src) {
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(dst)
+                  .add_const_input(src)
+                  .resize_outputs(false)
+                  .check_all_same_dtype(false)
+                  .check_all_same_device(false)
+                  .build();
+  if (iter.numel() == 0) return;
+  runtime::DeviceContext& context = context_of(dst);
+  kernels::CopyGeometry geometry;
+  const kernels::DeviceTensorRef to = device_ref(iter.data_ptr(0), dst.scalar_type());
+  const kernels::DeviceTensorRef from = device_ref(iter.data_ptr(1), src.scalar_type());
+  std::string reason = copy_geometry(iter, geometry) ? kernels::copy_unsupported_reason(context, to, &from, geometry)
+                                                     : "shape or strides beyond the kernel's 32-bit limits";
+  if (!reason.empty()) {
+    host_roundtrip(dst, src);
+    return;
+  }
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::copy(context, to, from, geometry);
+}
+
+// Uploads a contiguous CPU tensor into a contiguous dml tensor of the same dtype and size.
+void upload_contiguous(const at::Tensor& dst, const at::Tensor& host) {
+  runtime::DeviceContext& context = context_of(dst);
+  const runtime::BufferSpan span = runtime::device_allocator().resolve(dst.const_data_ptr());
+  const uint64_t nbytes = host.nbytes();
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  if (nbytes % 4 == 0) {
+    context.stream().write(span.buffer, span.offset, host.const_data_ptr(), nbytes);
+    return;
+  }
+  // Queue writes move whole 4-byte words: pad the tail. Only fresh allocations (offset 0, 512-byte
+  // size classes) come here, so the padding lands in the block's own slack.
+  std::vector<uint8_t> padded(round_up4(nbytes), 0);
+  std::memcpy(padded.data(), host.const_data_ptr(), nbytes);
+  context.stream().write(span.buffer, span.offset, padded.data(), padded.size());
+}
+
+void host_to_device(const at::Tensor& dst, const at::Tensor& src) {
+  // Convert and broadcast on the CPU, where the semantics are PyTorch's own; move bytes once.
+  at::Tensor host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
+  const runtime::BufferSpan span = runtime::device_allocator().resolve(dst.const_data_ptr());
+  if (dst.is_contiguous() && span.offset % 4 == 0 && host.nbytes() % 4 == 0) {
+    upload_contiguous(dst, host);
+    return;
+  }
+  c10::DeviceGuard guard(dst.device());
+  at::Tensor staging = at::empty(dst.sizes(), dst.options().memory_format(c10::MemoryFormat::Contiguous));
+  upload_contiguous(staging, host);
+  device_to_device(dst, staging);
+}
+
+void device_to_host(const at::Tensor& dst, const at::Tensor& src) {
+  at::Tensor contiguous = src;
+  const runtime::BufferSpan first = runtime::device_allocator().resolve(src.const_data_ptr());
+  if (!src.is_contiguous() || first.offset % 4 != 0) {
+    c10::DeviceGuard guard(src.device());
+    contiguous = at::empty(src.sizes(), src.options().memory_format(c10::MemoryFormat::Contiguous));
+    device_to_device(contiguous, src);
+  }
+  at::Tensor host = at::empty(contiguous.sizes(), contiguous.options().device(c10::kCPU));
+  const runtime::BufferSpan span = runtime::device_allocator().resolve(contiguous.const_data_ptr());
+  const uint64_t nbytes = contiguous.nbytes();
+  runtime::DeviceContext& context = context_of(contiguous);
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    if (nbytes % 4 == 0) {
+      context.stream().read(span.buffer, span.offset, host.mutable_data_ptr(), nbytes);
+    } else {
+      // Reads move whole words; the extra tail bytes are still inside the buffer's size class.
+      std::vector<uint8_t> words(round_up4(nbytes));
+      context.stream().read(span.buffer, span.offset, words.data(), words.size());
+      std::memcpy(host.mutable_data_ptr(), words.data(), nbytes);
+    }
+  }
+  const_cast<at::Tensor&>(dst).copy_(host);
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking: copies are ordered*/) {
+  if (dst.numel() == 0) return dst;
+  const bool from_device = self.device().type() == c10::DeviceType::PrivateUse1;
+  const bool to_device = dst.device().type() == c10::DeviceType::PrivateUse1;
+  if (from_device && to_device) {
+    if (self.device() == dst.device()) device_to_device(dst, self);
+    else host_roundtrip(dst, self);
+  } else if (to_device) {
+    TORCH_CHECK(self.device().is_cpu(), "torch_dml: copies to dml come from the CPU or dml, not ", self.device());
+    host_to_device(dst, self);
+  } else {
+    TORCH_CHECK(dst.device().is_cpu(), "torch_dml: copies from dml go to the CPU or dml, not ", dst.device());
+    device_to_host(dst, self);
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() == 1, "torch_dml: a Tensor with ", self.numel(),
+              " elements cannot be converted to Scalar");
+  return self.to(c10::kCPU).item();
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+}
+
+} // namespace
+} // namespace torch_dml::aten

@@ -1,0 +1,50 @@
+// fill_ and zero_ on the copy family's fill kernel: the value is encoded once on the host in the
+// tensor's own dtype (PyTorch's conversion rules), then its bits are written everywhere.
+#include <ATen/ops/scalar_tensor.h>
+#include <torch/library.h>
+
+#include <cstring>
+
+#include "aten/common.h"
+
+namespace torch_dml::aten {
+namespace {
+
+at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
+  if (self.numel() == 0) return self;
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(self)
+                  .resize_outputs(false)
+                  .check_all_same_dtype(false)
+                  .build();
+  at::Tensor encoded = at::scalar_tensor(value, at::TensorOptions().dtype(self.scalar_type()));
+  uint64_t bits = 0;
+  TORCH_CHECK(encoded.nbytes() <= sizeof(bits), "torch_dml: fill_ of ", self.scalar_type(),
+              " (element size ", encoded.nbytes(), ") is not supported natively");
+  std::memcpy(&bits, encoded.const_data_ptr(), encoded.nbytes());
+  kernels::CopyGeometry geometry;
+  TORCH_CHECK(copy_geometry(iter, geometry), "torch_dml: fill_: tensor shape beyond the kernel's 32-bit limits");
+  runtime::DeviceContext& context = context_of(self);
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::fill(context, device_ref(iter.data_ptr(0), self.scalar_type()), bits, geometry);
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions.");
+  return fill_scalar(self, value.item());
+}
+
+at::Tensor& zero(at::Tensor& self) {
+  return fill_scalar(self, 0);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
+  m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
+  m.impl("zero_", TORCH_FN(zero));
+}
+
+} // namespace
+} // namespace torch_dml::aten

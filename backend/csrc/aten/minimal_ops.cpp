@@ -1,0 +1,101 @@
+// The ops every PrivateUse1 backend must provide (PyTorch's accelerator "minimum operator set"):
+// allocation, views and storage plumbing. None of them touches tensor data.
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "runtime/allocator.h"
+
+namespace torch_dml::aten {
+namespace {
+
+c10::Device resolve_device(std::optional<c10::Device> device) {
+  c10::Device where = device.value_or(c10::Device(c10::DeviceType::PrivateUse1));
+  if (where.index() < 0) where = c10::impl::getDeviceGuardImpl(where.type())->getDevice();
+  return where;
+}
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(!layout || *layout == c10::Layout::Strided, "torch_dml: only strided tensors are supported, got ",
+              *layout);
+  TORCH_CHECK(!pin_memory || !*pin_memory, "torch_dml: pin_memory applies to CPU tensors only");
+  const c10::Device where = resolve_device(device);
+  const c10::ScalarType type = c10::dtype_or_default(dtype);
+  check_dtype_supported(runtime::device_context(where.index()), type, "empty");
+  c10::DeviceGuard guard(where);
+  return at::detail::empty_generic(size, &runtime::device_allocator(),
+                                   c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), type, memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  TORCH_CHECK(!layout || *layout == c10::Layout::Strided, "torch_dml: only strided tensors are supported, got ",
+              *layout);
+  const c10::Device where = resolve_device(device);
+  const c10::ScalarType type = c10::dtype_or_default(dtype);
+  check_dtype_supported(runtime::device_context(where.index()), type, "empty_strided");
+  c10::DeviceGuard guard(where);
+  return at::detail::empty_strided_generic(size, stride, &runtime::device_allocator(),
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), type);
+}
+
+void grow_to_fit(at::TensorImpl* impl) {
+  const size_t needed = at::detail::computeStorageNbytes(impl->sizes(), impl->strides(), impl->dtype().itemsize(),
+                                                         impl->storage_offset());
+  grow_storage(impl->unsafe_storage().unsafeGetStorageImpl(), needed);
+}
+
+const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
+                          std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(!self.has_names(), "torch_dml: resize_ of named tensors is not supported");
+  at::TensorImpl* impl = self.unsafeGetTensorImpl();
+  at::native::resize_impl_cpu_(impl, size, std::nullopt, /*resize_storage=*/false);
+  if (memory_format) {
+    TORCH_CHECK(*memory_format != c10::MemoryFormat::Preserve, "torch_dml: unsupported memory format ",
+                *memory_format);
+    impl->empty_tensor_restride(*memory_format);
+  }
+  grow_to_fit(impl);
+  return self;
+}
+
+at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_offset, c10::IntArrayRef size,
+                        c10::IntArrayRef stride) {
+  at::native::checkSetStorage(self, source, storage_offset, size, stride);
+  self.unsafeGetTensorImpl()->set_storage_offset(storage_offset);
+  const at::OptionalIntArrayRef strides = stride.data() ? at::OptionalIntArrayRef(stride) : std::nullopt;
+  at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size, strides, /*resize_storage=*/false);
+  grow_to_fit(self.unsafeGetTensorImpl());
+  return self;
+}
+
+bool has_compatible_shallow_copy_type(const at::Tensor&, const at::Tensor&) {
+  // `cpu_param.data = dml_tensor` (and the reverse) swaps TensorImpls, which is sound for plain
+  // dense tensors on either side.
+  return true;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("resize_", TORCH_FN(resize_));
+  m.impl("set_.source_Tensor", TORCH_FN(at::native::set_tensor_));
+  m.impl("set_.source_Storage", TORCH_FN(at::native::set_));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
+  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
+}
+
+} // namespace
+} // namespace torch_dml::aten

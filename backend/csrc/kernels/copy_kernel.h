@@ -1,0 +1,44 @@
+// The copy family: strided device-to-device copies with dtype conversion, and fill. One generated
+// kernel per (source dtype or raw bits, destination dtype, rank, store mode); shapes and strides are
+// uniform parameters, so a kernel serves every tensor of that rank.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/device.h"
+
+namespace torch_dml::kernels {
+
+constexpr int kMaxCopyRank = 8;
+
+struct DeviceTensorRef {
+  WGPUBuffer buffer = nullptr;
+  uint64_t buffer_size = 0;    // bytes of the whole buffer (bound from its start)
+  uint64_t element_offset = 0; // first element, counted in this tensor's elements from the buffer start
+  c10::ScalarType dtype = c10::kFloat;
+};
+
+// Element counts and strides, dimension 0 varying fastest (TensorIterator's order).
+struct CopyGeometry {
+  int rank = 0;
+  uint64_t numel = 0;
+  uint32_t shape[kMaxCopyRank] = {};
+  uint32_t src_stride[kMaxCopyRank] = {};
+  uint32_t dst_stride[kMaxCopyRank] = {};
+};
+
+// Why a native copy between these dtypes cannot run on this device ("" when it can): a missing shader
+// feature, a dtype WGSL cannot compute on, a rank above kMaxCopyRank, a buffer above the binding limit.
+std::string copy_unsupported_reason(runtime::DeviceContext& context, const DeviceTensorRef& dst,
+                                    const DeviceTensorRef* src, const CopyGeometry& geometry);
+
+void copy(runtime::DeviceContext& context, const DeviceTensorRef& dst, const DeviceTensorRef& src,
+          const CopyGeometry& geometry);
+
+// Writes `bits` (the value already encoded in dst's dtype, little-endian, up to 8 bytes) everywhere.
+void fill(runtime::DeviceContext& context, const DeviceTensorRef& dst, uint64_t bits, const CopyGeometry& geometry);
+
+} // namespace torch_dml::kernels

@@ -1,0 +1,58 @@
+#include "kernels/dtypes.h"
+
+namespace torch_dml::kernels {
+
+using runtime::Feature;
+
+std::optional<DtypeInfo> dtype_info(c10::ScalarType type) {
+  static const DtypeInfo table[] = {
+      {c10::kFloat, "f32", Value::F32, false, std::nullopt},
+      {c10::kHalf, "f16", Value::F32, true, std::nullopt}, // converted with (un)pack2x16float, core WGSL
+      {c10::kBFloat16, "bf16", Value::F32, true, std::nullopt},
+      {c10::kDouble, "f64", Value::F64, false, Feature::ShaderF64},
+      {c10::kLong, "i64", Value::I64, false, Feature::ShaderInt64},
+      {c10::kInt, "i32", Value::I32, false, std::nullopt},
+      {c10::kShort, "i16", Value::I32, true, std::nullopt},
+      {c10::kChar, "i8", Value::I32, true, std::nullopt},
+      {c10::kByte, "u8", Value::I32, true, std::nullopt},
+      {c10::kBool, "bool", Value::Bool, true, std::nullopt},
+  };
+  for (const auto& info : table)
+    if (info.type == type) return info;
+  return std::nullopt;
+}
+
+const char* wgsl_type(Value value) {
+  switch (value) {
+    case Value::Bool: return "bool";
+    case Value::I32: return "i32";
+    case Value::F32: return "f32";
+    case Value::F64: return "f64";
+    case Value::I64: return "i64";
+  }
+  return "?";
+}
+
+std::string zero_literal(Value value) {
+  switch (value) {
+    case Value::Bool: return "false";
+    case Value::I32: return "0i";
+    case Value::F32: return "0.0f";
+    case Value::F64: return "0.0lf";
+    case Value::I64: return "0li";
+  }
+  return "?";
+}
+
+std::string one_literal(Value value) {
+  switch (value) {
+    case Value::Bool: return "true";
+    case Value::I32: return "1i";
+    case Value::F32: return "1.0f";
+    case Value::F64: return "1.0lf";
+    case Value::I64: return "1li";
+  }
+  return "?";
+}
+
+} // namespace torch_dml::kernels

@@ -1,0 +1,33 @@
+// How each torch dtype lives in WebGPU storage and computes in WGSL. WGSL has no 8- or 16-bit storage
+// types, so bool/uint8/int8 are packed four to a u32 word and int16/float16/bfloat16 two to a word.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include <optional>
+#include <string>
+
+#include "runtime/features.h"
+
+namespace torch_dml::kernels {
+
+// The WGSL type a value is computed in.
+enum class Value { Bool, I32, F32, F64, I64 };
+
+struct DtypeInfo {
+  c10::ScalarType type;
+  const char* name;    // short name used in kernel names: "f32", "bf16", ...
+  Value value;         // computation type
+  bool packed;         // sub-word: several elements per u32
+  // Features a kernel needs to compute on this dtype (not to move its bits).
+  std::optional<runtime::Feature> needs;
+};
+
+// The dtypes kernels can compute on; nullopt for the rest (complex, uint16+, float8, quantized).
+std::optional<DtypeInfo> dtype_info(c10::ScalarType type);
+
+const char* wgsl_type(Value value);
+std::string zero_literal(Value value);
+std::string one_literal(Value value);
+
+} // namespace torch_dml::kernels
