@@ -39,6 +39,15 @@ else:
     cxx_flags = ["-std=c++20", "-O2", "-fvisibility=hidden", "-Wno-unused-parameter"]
     libraries = ["dl"]
 
+class IncrementalBuildExt(BuildExtension.with_options(use_ninja=True)):
+    """Keeps objects in build/temp (pip's editable builds otherwise use a fresh temp dir each time),
+    so ninja recompiles only what changed. TORCH_DML_BUILD_TEMP moves it (e.g. for wheel builds)."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        self.build_temp = os.environ.get("TORCH_DML_BUILD_TEMP", os.path.join(ROOT, "build", "temp"))
+
+
 setup(
     ext_modules=[
         CppExtension(
@@ -49,5 +58,5 @@ setup(
             libraries=libraries,
         )
     ],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    cmdclass={"build_ext": IncrementalBuildExt},
 )

@@ -56,7 +56,6 @@ void grow_to_fit(at::TensorImpl* impl) {
 
 const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
-  TORCH_CHECK(!self.has_names(), "torch_dml: resize_ of named tensors is not supported");
   at::TensorImpl* impl = self.unsafeGetTensorImpl();
   at::native::resize_impl_cpu_(impl, size, std::nullopt, /*resize_storage=*/false);
   if (memory_format) {
