@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <cstdlib>
 #include <sstream>
 
 #include "runtime/stream.h"
@@ -50,8 +51,13 @@ DeviceContext::DeviceContext(int index, AdapterRecord& adapter) : index_(index),
   WGPULimits adapter_limits = WGPU_LIMITS_INIT;
   wgpu().AdapterGetLimits(raw, &adapter_limits);
 
+  // TORCH_DML_DISABLE_FEATURES=shader-f64,... hides features, to see how an adapter without them behaves.
+  const char* disabled_env = std::getenv("TORCH_DML_DISABLE_FEATURES");
+  const std::string disabled = disabled_env ? "," + std::string(disabled_env) + "," : "";
   std::vector<WGPUFeatureName> required;
   for (size_t i = 0; i < std::size(kWantedFeatures); ++i) {
+    const std::string name(kWantedFeatures[i].name);
+    if (disabled.find("," + name + ",") != std::string::npos) continue;
     if (wgpu().AdapterHasFeature(raw, kWantedFeatures[i].id)) {
       required.push_back(kWantedFeatures[i].id);
       features_.set(i);

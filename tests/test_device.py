@@ -1,0 +1,99 @@
+"""The device API: torch_directml compatibility, torch.dml, torch.accelerator and the generated methods."""
+
+import pytest
+import torch
+
+import torch_dml
+
+
+def test_count_and_name():
+    assert torch_dml.device_count() >= 1
+    assert torch_dml.is_available()
+    name = torch_dml.device_name(0)
+    assert isinstance(name, str) and name
+
+
+def test_device_returns_dml_device():
+    assert torch_dml.device() == torch.device("dml", 0)
+    assert torch_dml.device(0) == torch.device("dml", 0)
+    assert torch_dml.default_device() == 0
+
+
+def test_invalid_index_message():
+    count = torch_dml.device_count()
+    with pytest.raises(RuntimeError) as raised:
+        torch_dml.device(count + 4)
+    assert str(raised.value) == (
+        f"Invalid device_id argument supplied {count + 4}. device_id must be in range [0, {count})."
+    )
+    assert torch_dml.device_name(count + 4) == ""
+
+
+def test_tensor_on_invalid_index_raises():
+    count = torch_dml.device_count()
+    with pytest.raises(RuntimeError, match="Invalid device_id argument supplied"):
+        torch.ones(2, device=f"dml:{count}")
+
+
+def test_tensor_lands_on_dml():
+    t = torch.ones((4, 4), device=torch_dml.device())
+    assert t.device == torch.device("dml", 0)
+    assert str(t.device) == "dml:0"
+    assert t.is_dml
+    assert torch.equal(t.cpu(), torch.ones(4, 4))
+
+
+def test_float64_support_matches_features():
+    adapters = torch_dml._C._adapters(True)
+    assert torch_dml.has_float64_support(0) == ("shader-f64" in adapters[0]["features"])
+
+
+def test_torch_dml_module_contract():
+    assert torch.dml.is_available()
+    assert torch.dml.device_count() == torch_dml.device_count()
+    assert torch.dml.current_device() == 0
+    torch.dml.set_device(0)
+    torch.dml.synchronize()
+    assert torch.float16 in torch.dml.get_amp_supported_dtype()
+
+
+def test_accelerator_api():
+    assert torch.accelerator.is_available()
+    assert torch.accelerator.current_accelerator() == torch.device("dml")
+    assert torch.accelerator.device_count() == torch_dml.device_count()
+    assert torch.accelerator.current_device_index() == 0
+    torch.accelerator.set_device_index(0)
+    torch.accelerator.synchronize()
+
+
+def test_device_capability_reflects_float64():
+    capability = torch.accelerator.get_device_capability(torch.device("dml", 0))
+    supported = capability["supported_dtypes"]
+    assert torch.float32 in supported and torch.bool in supported
+    assert (torch.float64 in supported) == torch_dml.has_float64_support(0)
+
+
+def test_generated_methods():
+    t = torch.arange(3.0).dml()
+    assert t.device.type == "dml"
+    module = torch.nn.Linear(2, 2).dml()
+    assert module.weight.device.type == "dml"
+    storage = torch.arange(4, dtype=torch.int32).untyped_storage().dml()
+    assert storage.device.type == "dml"
+
+
+def test_gpu_memory_reports_reserved_tiles():
+    keep = torch.empty(3 * 1024 * 1024, dtype=torch.uint8, device="dml")
+    tiles = torch_dml.gpu_memory(0, mb_per_tile=1)
+    assert len(tiles) >= 3
+    assert sum(tiles) == pytest.approx(torch.dml.memory_reserved() / 2**20)
+    del keep
+
+
+def test_collect_env_lists_the_adapter():
+    from torch_dml import collect_env
+
+    info = collect_env.collect()
+    assert info["adapters"][0]["name"] == torch_dml.device_name(0)
+    text = collect_env.render(info)
+    assert torch_dml.device_name(0) in text and "features:" in text
