@@ -40,6 +40,8 @@ def _wgpu_library_path() -> str:
 
 
 def register() -> None:
+    if torch._C._get_privateuse1_backend_name() == BACKEND_NAME and hasattr(torch, BACKEND_NAME):
+        return  # already wired (importlib.reload, or autoload followed by an explicit import)
     library = os.environ.get("TORCH_DML_WGPU_LIBRARY") or _wgpu_library_path()
 
     from torch_dml import _C

@@ -44,6 +44,23 @@ def set_device(device: _DeviceLike) -> None:
     _C._set_device(_index(device))
 
 
+class device:
+    """Context manager that makes ``device`` current inside the block (as ``torch.cuda.device``)."""
+
+    def __init__(self, device: _DeviceLike) -> None:
+        self.index = -1 if device is None else _index(device)
+        self.previous = -1
+
+    def __enter__(self) -> None:
+        self.previous = current_device()
+        if self.index >= 0 and self.index != self.previous:
+            set_device(self.index)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.index >= 0 and self.index != self.previous:
+            set_device(self.previous)
+
+
 def synchronize(device: _DeviceLike = None) -> None:
     """Waits until every operation queued on the device has finished."""
     _C._synchronize(_index(device))

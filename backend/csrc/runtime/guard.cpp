@@ -40,6 +40,11 @@ void check_index(int index) {
               ". device_id must be in range [0, ", count, ").");
 }
 
+Device resolved(Device device) {
+  if (device.index() >= 0) return device;
+  return Device(DeviceType::PrivateUse1, static_cast<DeviceIndex>(t_current_device));
+}
+
 struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   DeviceType type() const override { return DeviceType::PrivateUse1; }
 
@@ -71,13 +76,13 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   }
 
   Stream getDefaultStream(Device device) const override {
-    return Stream(Stream::UNSAFE, device, 0);
+    return Stream(Stream::UNSAFE, resolved(device), 0);
   }
 
   Stream getStreamFromGlobalPool(Device device, bool) const override { return getNewStream(device, 0); }
 
   Stream getNewStream(Device device, int) const override {
-    return Stream(Stream::UNSAFE, device, g_next_stream_id.fetch_add(1));
+    return Stream(Stream::UNSAFE, resolved(device), g_next_stream_id.fetch_add(1));
   }
 
   Stream exchangeStream(Stream stream) const override {

@@ -1,0 +1,76 @@
+"""The CPU fallback: counted per op, warned about once, refused in strict mode."""
+
+import pytest
+import torch
+
+import torch_dml
+from helpers import run_python
+
+
+def test_counts_by_overload():
+    torch_dml.reset_fallback_counts()
+    x = torch.arange(4.0, device="dml")
+    y = x + x
+    torch.add(x, x, out=y)
+    counts = torch_dml.fallback_counts()
+    assert counts.get("aten::add.out") == 2
+    assert torch.equal(y.cpu(), torch.arange(4.0) * 2)
+    torch_dml.reset_fallback_counts()
+    assert torch_dml.fallback_counts() == {}
+
+
+def test_strict_raises_fallback_error_naming_the_op():
+    x = torch.arange(4.0, device="dml")
+    with torch_dml.strict():
+        assert torch_dml.is_strict()
+        with pytest.raises(torch_dml.FallbackError, match=r"aten::mul\.out") as raised:
+            x * x
+    assert isinstance(raised.value, NotImplementedError)
+    assert torch_dml.device_name(0) in str(raised.value)
+    assert not torch_dml.is_strict()
+    assert torch.equal((x * x).cpu(), torch.arange(4.0) ** 2)
+
+
+def test_strict_reaches_backward_threads():
+    x = torch.arange(3.0, device="dml", requires_grad=True)
+    with torch_dml.strict(), pytest.raises(NotImplementedError):
+        (x * 2).sum().backward()
+
+
+def test_strict_from_environment():
+    result = run_python(
+        "import torch, torch_dml\n"
+        "assert torch_dml.is_strict()\n"
+        "x = torch.ones(2, device='dml')\n"
+        "try:\n    x.exp()\nexcept torch_dml.FallbackError as e:\n    print('refused', e)\n",
+        TORCH_DML_STRICT="1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "refused" in result.stdout and "aten::exp.out" in result.stdout
+
+
+def test_warns_once_per_op():
+    result = run_python(
+        "import warnings, torch, torch_dml\n"
+        "x = torch.ones(2, device='dml')\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    for _ in range(3):\n        x.exp(); x.sin()\n"
+        "print(sum('has no native dml kernel' in str(w.message) for w in seen))\n",
+        TORCH_DML_FALLBACK_WARN="1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "2"
+
+
+def test_view_ops_never_fall_back_silently():
+    x = torch.arange(12.0, device="dml")
+    # unfold is a view op with only CPU/CUDA kernels: a copy would break aliasing, so it must either
+    # be native (a real view) or refuse.
+    try:
+        view = x.unfold(0, 3, 3)
+    except RuntimeError as error:
+        assert "view" in str(error).lower()
+    else:
+        view.fill_(0.0)
+        assert x.cpu().sum().item() == 0.0

@@ -1,0 +1,88 @@
+"""The caching allocator: stats that torch.accelerator reads, reuse, empty_cache, out-of-memory."""
+
+import gc
+
+import pytest
+import torch
+
+import torch_dml
+
+
+def test_allocate_and_free_returns_to_baseline():
+    gc.collect()
+    baseline = torch.dml.memory_allocated()
+    tensors = [torch.empty(1000 + i, device="dml") for i in range(1000)]
+    assert torch.dml.memory_allocated() > baseline
+    del tensors
+    gc.collect()
+    assert torch.dml.memory_allocated() == baseline
+
+
+def test_cached_blocks_are_reused():
+    x = torch.empty(1 << 20, device="dml")
+    reserved = torch.dml.memory_reserved()
+    address = x.data_ptr()
+    del x
+    y = torch.empty(1 << 20, device="dml")
+    assert y.data_ptr() == address
+    assert torch.dml.memory_reserved() == reserved
+
+
+def test_peak_and_reset():
+    torch.dml.reset_peak_memory_stats()
+    start = torch.dml.max_memory_allocated()
+    x = torch.empty(4 << 20, dtype=torch.uint8, device="dml")
+    assert torch.dml.max_memory_allocated() >= start + (4 << 20)
+    del x
+    torch.dml.reset_peak_memory_stats()
+    assert torch.dml.max_memory_allocated() == torch.dml.memory_allocated()
+
+
+def test_empty_cache_releases_reserved_memory():
+    x = torch.empty(8 << 20, dtype=torch.uint8, device="dml")
+    del x
+    before = torch.dml.memory_reserved()
+    torch.dml.empty_cache()
+    assert torch.dml.memory_reserved() <= before - (8 << 20)
+
+
+def test_accelerator_memory_api_reads_the_allocator():
+    x = torch.empty(1 << 16, device="dml")
+    assert torch.accelerator.memory_allocated() == torch.dml.memory_allocated()
+    stats = torch.accelerator.memory_stats()
+    assert stats["allocated_bytes.all.current"] == torch.dml.memory_allocated()
+    del x
+
+
+def test_allocation_larger_than_the_adapter_is_out_of_memory():
+    limit = torch_dml._C._adapters(True)[0]["limits"]["maxBufferSize"]
+    with pytest.raises(torch.OutOfMemoryError, match="maxBufferSize") as raised:
+        torch.empty(limit + 1024, dtype=torch.uint8, device="dml")
+    assert str(limit) in str(raised.value) and torch_dml.device_name(0) in str(raised.value)
+    # The device is still usable afterwards.
+    assert torch.equal(torch.ones(3, device="dml").cpu(), torch.ones(3))
+
+
+def test_resize_keeps_contents():
+    x = torch.arange(6, dtype=torch.float32).to("dml")
+    x.resize_(40)
+    assert torch.equal(x[:6].cpu(), torch.arange(6, dtype=torch.float32))
+    storage = torch.arange(8, dtype=torch.int32).to("dml").untyped_storage()
+    storage.resize_(64)
+    assert storage.nbytes() == 64
+
+
+def test_views_share_storage_and_shallow_copy():
+    x = torch.zeros(4, 4, device="dml")
+    view = x[1]
+    view.fill_(3.0)
+    assert x.cpu()[1].tolist() == [3.0] * 4
+    param = torch.nn.Parameter(torch.zeros(2))
+    param.data = torch.ones(2, device="dml")
+    assert param.device.type == "dml"
+
+
+def test_pinned_memory():
+    t = torch.arange(4.0).pin_memory()
+    assert t.is_pinned()
+    assert torch.equal(t.to("dml").cpu(), torch.arange(4.0))

@@ -1,0 +1,63 @@
+"""Streams and events over the device's single queue: ordering, synchronize, query, timing."""
+
+import pytest
+import torch
+
+import torch_dml
+
+
+def test_stream_objects():
+    stream = torch.Stream(device="dml")
+    assert stream.device_type == torch._C._get_privateuse1_backend_name() or stream.device.type == "dml"
+    assert stream.device_index == 0
+    other = torch.Stream(device="dml")
+    assert other.stream_id != stream.stream_id
+    with stream:
+        assert torch.accelerator.current_stream() == stream
+    stream.synchronize()
+    assert stream.query()
+
+
+def test_work_on_a_stream_is_ordered():
+    x = torch.zeros(1000, device="dml")
+    stream = torch.Stream(device="dml")
+    with stream:
+        x.fill_(2.0)
+    x[:10].fill_(5.0)
+    expected = torch.full((1000,), 2.0)
+    expected[:10] = 5.0
+    assert torch.equal(x.cpu(), expected)
+
+
+def test_events_record_query_synchronize():
+    event = torch.Event(device="dml")
+    torch.ones(64, device="dml").fill_(3.0)
+    event.record()
+    event.synchronize()
+    assert event.query()
+
+
+def test_elapsed_time_needs_timing_and_is_positive():
+    start = torch.Event(device="dml", enable_timing=True)
+    end = torch.Event(device="dml", enable_timing=True)
+    start.record()
+    x = torch.empty(1 << 20, device="dml")
+    for _ in range(5):
+        x.fill_(1.0)
+    end.record()
+    end.synchronize()
+    assert start.elapsed_time(end) >= 0.0
+    untimed = torch.Event(device="dml")
+    untimed.record()
+    with pytest.raises((RuntimeError, ValueError), match="enable_timing"):
+        untimed.elapsed_time(end)
+
+
+def test_accelerator_synchronize_waits_for_batched_work():
+    x = torch.empty(256, device="dml")
+    for i in range(100):  # more than one submit batch
+        x.fill_(float(i))
+    torch.accelerator.synchronize()
+    assert torch.equal(x.cpu(), torch.full((256,), 99.0))
+    dispatches, submits = torch_dml._C._stream_counters(0)
+    assert dispatches >= 100 and submits >= 100 // 32
