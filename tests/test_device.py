@@ -97,3 +97,24 @@ def test_collect_env_lists_the_adapter():
     assert info["adapters"][0]["name"] == torch_dml.device_name(0)
     text = collect_env.render(info)
     assert torch_dml.device_name(0) in text and "features:" in text
+
+
+def test_forked_child_cannot_reuse_the_device():
+    import multiprocessing
+
+    torch.ones(1, device="dml")  # the parent has initialised the device
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+
+    def child(q):
+        try:
+            torch.ones(1, device="dml")
+            q.put("ran")
+        except RuntimeError as error:
+            q.put(str(error))
+
+    process = context.Process(target=child, args=(queue,))
+    process.start()
+    message = queue.get(timeout=120)
+    process.join(timeout=120)
+    assert "forked subprocess" in message

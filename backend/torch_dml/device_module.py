@@ -75,6 +75,11 @@ def is_initialized() -> bool:
 
 
 def _lazy_init() -> None:
+    if _C._is_in_bad_fork():
+        raise RuntimeError(
+            "Cannot re-initialize dml in forked subprocess. To use dml with multiprocessing, "
+            "you must use the 'spawn' start method"
+        )
     _C._lazy_init()
 
 

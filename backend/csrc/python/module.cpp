@@ -2,6 +2,7 @@
 // runtime or aten layer and turns results into Python objects.
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/device_lazy_init.h>
 #include <torch/extension.h>
 
 #include <string>
@@ -136,8 +137,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_get_device", [] { return runtime::current_device_index(); });
   m.def("_set_device", [](int i) { runtime::set_current_device_index(i); });
   m.def("_is_initialized", [] { return runtime::device_count() > 0 && runtime::device_initialized(0); });
-  m.def("_lazy_init", [] {});
-  m.def("_is_in_bad_fork", [] { return false; });
+  // After a fork, WebGPU objects inherited from the parent are unusable: torch marks the child "in bad
+  // fork" and _lazy_init refuses instead of handing out a broken device.
+  m.def("_lazy_init", [] { torch::utils::register_fork_handler_for_device_init(at::kPrivateUse1); });
+  m.def("_is_in_bad_fork", [] { return torch::utils::is_device_in_bad_fork(at::kPrivateUse1); });
   m.def("_synchronize", [](int i) {
     py::gil_scoped_release release;
     if (!runtime::device_initialized(i)) return;
