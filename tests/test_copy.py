@@ -127,3 +127,31 @@ def test_large_tensor_round_trip():
     """Above the staging chunk (32 MiB) so the read path loops."""
     x = torch.arange(12 * 1024 * 1024, dtype=torch.int32)
     assert torch.equal(x.to("dml").cpu(), x)
+
+
+def test_tensors_beyond_one_binding():
+    """More than the adapter's largest storage binding (128 MiB on lavapipe): kernels split the work."""
+    limit = __import__("torch_dml")._C._adapters(True)[0]["limits"]["maxStorageBufferBindingSize"]
+    numel = limit // 4 + 3 * 1024 * 1024 + 5  # float32 elements past one binding
+    x = torch.arange(numel, dtype=torch.int32)
+    device = x.to("dml")
+    assert torch.equal(device.cpu(), x)
+    halves = device.to(torch.int16)  # converted on the device, every window split
+    assert torch.equal(halves.cpu(), x.to(torch.int16))
+    strided = device[1::2].clone()
+    assert torch.equal(strided.cpu(), x[1::2])
+    device[-7:].fill_(-1)
+    assert device[-8:].cpu().tolist() == [int(x[-8])] + [-1] * 7
+    del device, halves, strided
+
+
+def test_more_than_eight_dimensions():
+    x = torch.arange(2 * 3 * 2 * 3 * 2 * 3 * 2 * 3 * 2 * 3, dtype=torch.float32).reshape(2, 3, 2, 3, 2, 3, 2, 3, 2, 3)
+    y = x.to("dml")
+    # A permutation that no coalescing can merge: the host path must still be exact.
+    permuted = y.permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4)
+    assert torch.equal(permuted.cpu(), x.permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4))
+    assert torch.equal(permuted.contiguous().cpu(), x.permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4).contiguous())
+    target = torch.zeros_like(y).permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4)
+    target.copy_(x.permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4))
+    assert torch.equal(target.cpu(), x.permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4))

@@ -2,6 +2,7 @@
 // either side: the ops everything else (printing, .cpu(), .to(), the CPU fallback) stands on.
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/from_blob.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -19,9 +20,54 @@ uint64_t round_up4(uint64_t value) {
   return (value + 3) / 4 * 4;
 }
 
-void host_roundtrip(const at::Tensor& dst, const at::Tensor& src) {
-  // Exact by construction (CPU conversion semantics); used only where no kernel applies.
-  const_cast<at::Tensor&>(dst).copy_(src.to(c10::kCPU));
+// The bytes a view touches, [first, last] element of its storage, widened to whole 4-byte words.
+struct ByteSpan {
+  runtime::BufferSpan storage; // the storage's buffer and where the storage starts in it
+  uint64_t begin = 0;          // bytes from the buffer start, 4-aligned
+  uint64_t size = 0;           // bytes, a multiple of 4
+  uint64_t skip = 0;           // bytes from `begin` to the view's first element
+};
+
+ByteSpan byte_span(const at::Tensor& t) {
+  ByteSpan span;
+  span.storage = runtime::device_allocator().resolve(t.storage().data());
+  const uint64_t itemsize = t.element_size();
+  uint64_t last = t.storage_offset();
+  for (int64_t d = 0; d < t.dim(); ++d) last += static_cast<uint64_t>(t.size(d) - 1) * t.stride(d);
+  const uint64_t first_byte = span.storage.offset + t.storage_offset() * itemsize;
+  const uint64_t end_byte = span.storage.offset + (last + 1) * itemsize;
+  span.begin = first_byte / 4 * 4;
+  span.size = round_up4(end_byte) - span.begin;
+  span.skip = first_byte - span.begin;
+  return span;
+}
+
+// A CPU copy of any dml view, whatever its layout: the bytes it spans, viewed with its strides. Exact
+// for every dtype; used where no kernel applies (more than 8 dimensions after coalescing, say).
+at::Tensor read_span(const at::Tensor& t) {
+  const ByteSpan span = byte_span(t);
+  at::Tensor bytes = at::empty({static_cast<int64_t>(span.size)}, at::TensorOptions().dtype(at::kByte));
+  runtime::DeviceContext& context = context_of(t);
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    context.stream().read(span.storage.buffer, span.begin, bytes.mutable_data_ptr(), span.size);
+  }
+  return at::from_blob(static_cast<uint8_t*>(bytes.mutable_data_ptr()) + span.skip, t.sizes(), t.strides(),
+                       [bytes](void*) mutable { bytes.reset(); }, at::TensorOptions().dtype(t.scalar_type()))
+      .clone();
+}
+
+// dst (any dml view) <- values (CPU): read the words dst spans, update them on the CPU, write them
+// back, so the bytes between dst's elements keep their contents.
+void write_span(const at::Tensor& dst, const at::Tensor& values) {
+  const ByteSpan span = byte_span(dst);
+  std::vector<uint8_t> bytes(span.size);
+  runtime::DeviceContext& context = context_of(dst);
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  context.stream().read(span.storage.buffer, span.begin, bytes.data(), span.size);
+  at::from_blob(bytes.data() + span.skip, dst.sizes(), dst.strides(), at::TensorOptions().dtype(dst.scalar_type()))
+      .copy_(values);
+  context.stream().write(span.storage.buffer, span.begin, bytes.data(), span.size);
 }
 
 // dst <- src, both on the same dml device.
@@ -41,7 +87,7 @@ void device_to_device(const at::Tensor& dst, const at::Tensor& src) {
   std::string reason = copy_geometry(iter, geometry) ? kernels::copy_unsupported_reason(context, to, &from, geometry)
                                                      : "shape or strides beyond the kernel's 32-bit limits";
   if (!reason.empty()) {
-    host_roundtrip(dst, src);
+    write_span(dst, read_span(src));
     return;
   }
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
@@ -73,6 +119,10 @@ void host_to_device(const at::Tensor& dst, const at::Tensor& src) {
     upload_contiguous(dst, host);
     return;
   }
+  if (dst.dim() > kernels::kMaxCopyRank) {
+    write_span(dst, host);
+    return;
+  }
   c10::DeviceGuard guard(dst.device());
   at::Tensor staging = at::empty(dst.sizes(), dst.options().memory_format(c10::MemoryFormat::Contiguous));
   upload_contiguous(staging, host);
@@ -82,6 +132,10 @@ void host_to_device(const at::Tensor& dst, const at::Tensor& src) {
 void device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   at::Tensor contiguous = src;
   const runtime::BufferSpan first = runtime::device_allocator().resolve(src.const_data_ptr());
+  if (src.dim() > kernels::kMaxCopyRank) {
+    const_cast<at::Tensor&>(dst).copy_(read_span(src));
+    return;
+  }
   if (!src.is_contiguous() || first.offset % 4 != 0) {
     c10::DeviceGuard guard(src.device());
     contiguous = at::empty(src.sizes(), src.options().memory_format(c10::MemoryFormat::Contiguous));
@@ -111,7 +165,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_b
   const bool to_device = dst.device().type() == c10::DeviceType::PrivateUse1;
   if (from_device && to_device) {
     if (self.device() == dst.device()) device_to_device(dst, self);
-    else host_roundtrip(dst, self);
+    else const_cast<at::Tensor&>(dst).copy_(self.to(c10::kCPU));
   } else if (to_device) {
     TORCH_CHECK(self.device().is_cpu(), "torch_dml: copies to dml come from the CPU or dml, not ", self.device());
     host_to_device(dst, self);

@@ -19,7 +19,7 @@ enum class Source { Raw, Typed, Fill };
 enum class Store { Plain, Scatter, Word };
 
 struct Params {
-  uint32_t meta[4];  // numel, dst element offset, src element offset, words (Store::Word)
+  uint32_t head[4];  // numel, dst element offset, src element offset, words (Store::Word)
   uint32_t extra[4]; // first word (Store::Word), fill bits lo, fill bits hi, unused
   uint32_t shape[kMaxCopyRank];
   uint32_t src_stride[kMaxCopyRank];
@@ -226,17 +226,42 @@ bool dense(const CopyGeometry& g) {
   return true;
 }
 
-uint64_t binding_size(runtime::DeviceContext& context, uint64_t buffer_size) {
-  return std::min<uint64_t>(buffer_size, context.limits().maxStorageBufferBindingSize) / 4 * 4;
+// The part of a buffer one dispatch binds: bindings stop at maxStorageBufferBindingSize (128 MiB on
+// lavapipe, 2 GiB on NVIDIA), so each operand is bound from just below its first element, and a
+// dispatch whose operands span more than that is split (see launch_split).
+struct Window {
+  uint64_t offset = 0;         // bytes, a multiple of minStorageBufferOffsetAlignment
+  uint64_t size = 0;           // bytes, a multiple of 4
+  uint64_t element_offset = 0; // first element, relative to the window
+};
+
+Window window_for(runtime::DeviceContext& context, const DeviceTensorRef& t, const uint32_t* strides,
+                  const CopyGeometry& g) {
+  const uint64_t itemsize = c10::elementSize(t.dtype);
+  uint64_t last = t.element_offset;
+  for (int d = 0; d < g.rank; ++d) last += static_cast<uint64_t>(g.shape[d] - 1) * strides[d];
+  const uint64_t alignment = context.limits().minStorageBufferOffsetAlignment;
+  Window w;
+  w.offset = t.element_offset * itemsize / alignment * alignment;
+  const uint64_t end = std::min<uint64_t>((last + 1) * itemsize + 3, t.buffer_size) / 4 * 4;
+  w.size = std::max<uint64_t>(end - w.offset, 4);
+  w.element_offset = t.element_offset - w.offset / itemsize;
+  return w;
+}
+
+bool fits(runtime::DeviceContext& context, const Window& w) {
+  return w.size <= context.limits().maxStorageBufferBindingSize && w.element_offset <= 0xFFFFFFFFull;
 }
 
 void launch(runtime::DeviceContext& context, const KernelSpec& spec, const DeviceTensorRef& dst,
             const DeviceTensorRef* src, uint64_t fill_bits, const CopyGeometry& g) {
   if (g.numel == 0) return;
+  const Window dst_window = window_for(context, dst, g.dst_stride, g);
+  const Window src_window = src ? window_for(context, *src, g.src_stride, g) : Window{};
   Params params = {};
-  params.meta[0] = static_cast<uint32_t>(g.numel);
-  params.meta[1] = static_cast<uint32_t>(dst.element_offset);
-  params.meta[2] = src ? static_cast<uint32_t>(src->element_offset) : 0;
+  params.head[0] = static_cast<uint32_t>(g.numel);
+  params.head[1] = static_cast<uint32_t>(dst_window.element_offset);
+  params.head[2] = static_cast<uint32_t>(src_window.element_offset);
   params.extra[1] = static_cast<uint32_t>(fill_bits);
   params.extra[2] = static_cast<uint32_t>(fill_bits >> 32);
   for (int d = 0; d < g.rank; ++d) {
@@ -247,10 +272,10 @@ void launch(runtime::DeviceContext& context, const KernelSpec& spec, const Devic
   uint64_t threads = g.numel;
   if (spec.store == Store::Word) {
     const uint64_t lanes = c10::elementSize(spec.dst_type) == 1 ? 4 : 2;
-    const uint64_t first = dst.element_offset / lanes;
-    const uint64_t end = (dst.element_offset + g.numel + lanes - 1) / lanes;
+    const uint64_t first = dst_window.element_offset / lanes;
+    const uint64_t end = (dst_window.element_offset + g.numel + lanes - 1) / lanes;
     params.extra[0] = static_cast<uint32_t>(first);
-    params.meta[3] = static_cast<uint32_t>(end - first);
+    params.head[3] = static_cast<uint32_t>(end - first);
     threads = end - first;
   }
   const uint64_t groups = (threads + kWorkgroup - 1) / kWorkgroup;
@@ -261,9 +286,42 @@ void launch(runtime::DeviceContext& context, const KernelSpec& spec, const Devic
   const uint32_t storage_count = src ? 2 : 1;
   WGPUComputePipeline compiled = pipeline(context, spec.name(), storage_count, [&] { return spec.source_code(); });
   runtime::StorageBinding bindings[2];
-  bindings[0] = {dst.buffer, 0, binding_size(context, dst.buffer_size)};
-  if (src) bindings[1] = {src->buffer, 0, binding_size(context, src->buffer_size)};
+  bindings[0] = {dst.buffer, dst_window.offset, dst_window.size};
+  if (src) bindings[1] = {src->buffer, src_window.offset, src_window.size};
   context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), groups_x, groups_y);
+}
+
+// Splits the slowest-varying dimension in halves until every operand's window fits one binding.
+// Pieces run as successive dispatches, so a packed word shared by two pieces is still written safely
+// (each piece keeps the lanes it does not own).
+void launch_split(runtime::DeviceContext& context, const KernelSpec& spec, const DeviceTensorRef& dst,
+                  const DeviceTensorRef* src, uint64_t fill_bits, const CopyGeometry& g) {
+  if (g.numel == 0) return;
+  const bool dst_fits = fits(context, window_for(context, dst, g.dst_stride, g));
+  const bool src_fits = !src || fits(context, window_for(context, *src, g.src_stride, g));
+  const bool small = g.numel <= 0xFFFFFFFFull;
+  int d = g.rank - 1;
+  while (d >= 0 && g.shape[d] <= 1) --d;
+  if ((dst_fits && src_fits && small) || d < 0) {
+    launch(context, spec, dst, src, fill_bits, g);
+    return;
+  }
+  const uint32_t head = g.shape[d] / 2;
+  CopyGeometry first = g, second = g;
+  first.shape[d] = head;
+  second.shape[d] = g.shape[d] - head;
+  first.numel = g.numel / g.shape[d] * head;
+  second.numel = g.numel - first.numel;
+  DeviceTensorRef dst_second = dst;
+  dst_second.element_offset += static_cast<uint64_t>(head) * g.dst_stride[d];
+  launch_split(context, spec, dst, src, fill_bits, first);
+  if (src) {
+    DeviceTensorRef src_second = *src;
+    src_second.element_offset += static_cast<uint64_t>(head) * g.src_stride[d];
+    launch_split(context, spec, dst_second, &src_second, fill_bits, second);
+  } else {
+    launch_split(context, spec, dst_second, nullptr, fill_bits, second);
+  }
 }
 
 Store store_mode(c10::ScalarType dst_type, const CopyGeometry& g) {
@@ -275,11 +333,7 @@ std::string check_common(runtime::DeviceContext& context, const DeviceTensorRef&
   const size_t itemsize = c10::elementSize(t.dtype);
   if (itemsize != 1 && itemsize != 2 && itemsize != 4 && itemsize != 8 && itemsize != 16)
     return "element size " + std::to_string(itemsize);
-  if (t.buffer_size > context.limits().maxStorageBufferBindingSize)
-    return "a buffer of " + std::to_string(t.buffer_size) + " bytes is above the adapter's binding limit";
-  if (t.element_offset > std::numeric_limits<uint32_t>::max()) return "element offset above 2^32";
   if (g.rank > kMaxCopyRank) return "rank " + std::to_string(g.rank) + " above " + std::to_string(kMaxCopyRank);
-  if (g.numel > std::numeric_limits<uint32_t>::max()) return "more than 2^32 elements";
   return "";
 }
 
@@ -311,7 +365,7 @@ void copy(runtime::DeviceContext& context, const DeviceTensorRef& dst, const Dev
     g.rank = 1;
     g.shape[0] = 1;
   }
-  launch(context, spec, dst, &src, 0, g);
+  launch_split(context, spec, dst, &src, 0, g);
 }
 
 void fill(runtime::DeviceContext& context, const DeviceTensorRef& dst, uint64_t bits, const CopyGeometry& geometry) {
@@ -324,7 +378,7 @@ void fill(runtime::DeviceContext& context, const DeviceTensorRef& dst, uint64_t 
     g.shape[0] = 1;
   }
   const KernelSpec spec{Source::Fill, store_mode(dst.dtype, g), dst.dtype, dst.dtype, g.rank};
-  launch(context, spec, dst, nullptr, bits, g);
+  launch_split(context, spec, dst, nullptr, bits, g);
 }
 
 } // namespace torch_dml::kernels

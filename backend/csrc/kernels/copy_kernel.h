@@ -31,7 +31,8 @@ struct CopyGeometry {
 };
 
 // Why a native copy between these dtypes cannot run on this device ("" when it can): a missing shader
-// feature, a dtype WGSL cannot compute on, a rank above kMaxCopyRank, a buffer above the binding limit.
+// feature, a dtype WGSL cannot compute on, a rank above kMaxCopyRank. Operands larger than one storage
+// binding are fine: the dispatch is split into windows that fit.
 std::string copy_unsupported_reason(runtime::DeviceContext& context, const DeviceTensorRef& dst,
                                     const DeviceTensorRef* src, const CopyGeometry& geometry);
 
