@@ -13,8 +13,8 @@ import sys
 # Importing torch at build time must not trigger our own autoload entry point (a half-built package).
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
-from setuptools import setup  # noqa: E402
-from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join("backend", "csrc")

@@ -5,10 +5,9 @@ import os
 
 os.environ.setdefault("TORCH_DML_FALLBACK_WARN", "0")
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-
-import torch_dml  # noqa: E402, F401
+import pytest
+import torch
+import torch_dml
 
 if torch_dml.device_count() == 0:
     raise pytest.UsageError(

@@ -12,5 +12,5 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = dict(os.environ)
     environment.update(env)
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, timeout=300
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=environment, timeout=300
     )

@@ -3,7 +3,6 @@ conversion on the device. Run in strict mode: a copy that reached the CPU fallba
 
 import pytest
 import torch
-
 from conftest import DTYPES, make_tensor
 
 pytestmark = pytest.mark.usefixtures("strict")

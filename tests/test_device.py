@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 import torch_dml
 
 

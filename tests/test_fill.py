@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from conftest import DTYPES, make_tensor
 
 pytestmark = pytest.mark.usefixtures("strict")

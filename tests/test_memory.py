@@ -4,7 +4,6 @@ import gc
 
 import pytest
 import torch
-
 import torch_dml
 
 

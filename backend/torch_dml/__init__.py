@@ -31,7 +31,7 @@ def _autoload() -> None:
 
 _autoload()
 
-from torch_dml._device_api import (  # noqa: E402
+from torch_dml._device_api import (
     default_device,
     device,
     device_count,
@@ -40,14 +40,14 @@ from torch_dml._device_api import (  # noqa: E402
     has_float64_support,
     is_available,
 )
-from torch_dml._fallback import (  # noqa: E402
+from torch_dml._fallback import (
     FallbackError,
     fallback_counts,
     is_strict,
     reset_fallback_counts,
     strict,
 )
-from torch_dml.device_module import (  # noqa: E402
+from torch_dml.device_module import (
     current_device,
     empty_cache,
     manual_seed,

@@ -36,7 +36,7 @@ def collect() -> dict[str, Any]:
         info["adapters"] = _C._adapters(True)
         info["enumeration_error"] = _C._enumeration_error()
         info["strict"] = torch_dml.is_strict()
-    except Exception as error:  # a report must still print when the backend cannot load
+    except Exception as error:  # noqa: BLE001 -- a report must still print when the backend cannot load
         info["error"] = f"{type(error).__name__}: {error}"
     return info
 
