@@ -117,7 +117,7 @@ void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& sta
   }
 }
 
-void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+void fallback_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = op_name(op);
   if (g_strict.load()) {
     const std::string message = "torch_dml strict mode: " + name + " has no native dml kernel " +
@@ -141,10 +141,14 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&cpu_fallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback_kernel>());
 }
 
 } // namespace
+
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  fallback_kernel(op, stack);
+}
 
 std::map<std::string, uint64_t> fallback_counts() {
   std::lock_guard<std::mutex> lock(g_mutex);

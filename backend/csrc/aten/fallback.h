@@ -2,11 +2,17 @@
 // counted per op, warned about once per op, and refused in strict mode.
 #pragma once
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
 
 namespace torch_dml::aten {
+
+// The boxed fallback itself, for native kernels that meet an input they cannot take (a dtype without
+// a kernel): calling it counts, warns and honours strict mode exactly like an unregistered op.
+void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 std::map<std::string, uint64_t> fallback_counts();
 void reset_fallback_counts();

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "kernels/binding_window.h"
 #include "kernels/dtypes.h"
 #include "kernels/pipeline_cache.h"
 #include "runtime/stream.h"
@@ -63,29 +64,6 @@ const char* raw_array_type(size_t itemsize) {
 
 bool is_packed(size_t itemsize) {
   return itemsize < 4;
-}
-
-std::string packed_extract(const std::string& i, size_t itemsize, bool signed_value) {
-  const std::string word = signed_value ? "bitcast<i32>(src[" : "(src[";
-  const std::string index = itemsize == 1 ? "(" + i + ") >> 2u" : "(" + i + ") >> 1u";
-  const std::string shift = itemsize == 1 ? "((" + i + ") & 3u) * 8u" : "((" + i + ") & 1u) * 16u";
-  const std::string bits = itemsize == 1 ? "8u" : "16u";
-  return "extractBits(" + word + index + "]), " + shift + ", " + bits + ")";
-}
-
-// The value of source element `i` in its computation type.
-std::string typed_load(c10::ScalarType type, const std::string& i) {
-  switch (type) {
-    case c10::kBool: return "(" + packed_extract(i, 1, false) + " != 0u)";
-    case c10::kByte: return "i32(" + packed_extract(i, 1, false) + ")";
-    case c10::kChar: return packed_extract(i, 1, true);
-    case c10::kShort: return packed_extract(i, 2, true);
-    case c10::kHalf: return "unpack2x16float(" + packed_extract(i, 2, false) + ").x";
-    case c10::kBFloat16: return "bitcast<f32>(" + packed_extract(i, 2, false) + " << 16u)";
-    case c10::kFloat: return "bitcast<f32>(src[" + i + "])";
-    case c10::kInt: return "bitcast<i32>(src[" + i + "])";
-    default: return "src[" + i + "]"; // f64 / i64 bound with their own WGSL types
-  }
 }
 
 std::string convert(const std::string& v, Value from, Value to) {
@@ -172,10 +150,10 @@ struct KernelSpec {
       wgsl << "  return " << (dst_size == 8 ? "vec2<u32>(p.extra.y, p.extra.z)" : "p.extra.y") << ";\n";
     } else if (source == Source::Raw) {
       const std::string i = "src_index(e)";
-      wgsl << "  return " << (is_packed(dst_size) ? packed_extract(i, dst_size, false) : "src[" + i + "]") << ";\n";
+      wgsl << "  return " << (is_packed(dst_size) ? packed_extract("src", i, dst_size, false) : "src[" + i + "]") << ";\n";
     } else {
       const Value from = dtype_info(src_type)->value, to = dtype_info(dst_type)->value;
-      wgsl << "  let v = " << typed_load(src_type, "src_index(e)") << ";\n";
+      wgsl << "  let v = " << typed_load(src_type, "src", "src_index(e)") << ";\n";
       wgsl << "  return " << store_form(dst_type, convert("v", from, to)) << ";\n";
     }
     wgsl << "}\n";
@@ -226,31 +204,11 @@ bool dense(const CopyGeometry& g) {
   return true;
 }
 
-// The part of a buffer one dispatch binds: bindings stop at maxStorageBufferBindingSize (128 MiB on
-// lavapipe, 2 GiB on NVIDIA), so each operand is bound from just below its first element, and a
-// dispatch whose operands span more than that is split (see launch_split).
-struct Window {
-  uint64_t offset = 0;         // bytes, a multiple of minStorageBufferOffsetAlignment
-  uint64_t size = 0;           // bytes, a multiple of 4
-  uint64_t element_offset = 0; // first element, relative to the window
-};
-
 Window window_for(runtime::DeviceContext& context, const DeviceTensorRef& t, const uint32_t* strides,
                   const CopyGeometry& g) {
-  const uint64_t itemsize = c10::elementSize(t.dtype);
   uint64_t last = t.element_offset;
   for (int d = 0; d < g.rank; ++d) last += static_cast<uint64_t>(g.shape[d] - 1) * strides[d];
-  const uint64_t alignment = context.limits().minStorageBufferOffsetAlignment;
-  Window w;
-  w.offset = t.element_offset * itemsize / alignment * alignment;
-  const uint64_t end = std::min<uint64_t>((last + 1) * itemsize + 3, t.buffer_size) / 4 * 4;
-  w.size = std::max<uint64_t>(end - w.offset, 4);
-  w.element_offset = t.element_offset - w.offset / itemsize;
-  return w;
-}
-
-bool fits(runtime::DeviceContext& context, const Window& w) {
-  return w.size <= context.limits().maxStorageBufferBindingSize && w.element_offset <= 0xFFFFFFFFull;
+  return binding_window(context, t.buffer_size, c10::elementSize(t.dtype), t.element_offset, last);
 }
 
 void launch(runtime::DeviceContext& context, const KernelSpec& spec, const DeviceTensorRef& dst,
@@ -297,8 +255,8 @@ void launch(runtime::DeviceContext& context, const KernelSpec& spec, const Devic
 void launch_split(runtime::DeviceContext& context, const KernelSpec& spec, const DeviceTensorRef& dst,
                   const DeviceTensorRef* src, uint64_t fill_bits, const CopyGeometry& g) {
   if (g.numel == 0) return;
-  const bool dst_fits = fits(context, window_for(context, dst, g.dst_stride, g));
-  const bool src_fits = !src || fits(context, window_for(context, *src, g.src_stride, g));
+  const bool dst_fits = fits_binding(context, window_for(context, dst, g.dst_stride, g));
+  const bool src_fits = !src || fits_binding(context, window_for(context, *src, g.src_stride, g));
   const bool small = g.numel <= 0xFFFFFFFFull;
   int d = g.rank - 1;
   while (d >= 0 && g.shape[d] <= 1) --d;

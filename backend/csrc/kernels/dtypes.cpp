@@ -55,4 +55,26 @@ std::string one_literal(Value value) {
   return "?";
 }
 
+std::string packed_extract(const std::string& array, const std::string& index, size_t itemsize, bool signed_value) {
+  const std::string word = signed_value ? "bitcast<i32>(" + array + "[" : "(" + array + "[";
+  const std::string position = itemsize == 1 ? "(" + index + ") >> 2u" : "(" + index + ") >> 1u";
+  const std::string shift = itemsize == 1 ? "((" + index + ") & 3u) * 8u" : "((" + index + ") & 1u) * 16u";
+  const std::string bits = itemsize == 1 ? "8u" : "16u";
+  return "extractBits(" + word + position + "]), " + shift + ", " + bits + ")";
+}
+
+std::string typed_load(c10::ScalarType type, const std::string& array, const std::string& index) {
+  switch (type) {
+    case c10::kBool: return "(" + packed_extract(array, index, 1, false) + " != 0u)";
+    case c10::kByte: return "i32(" + packed_extract(array, index, 1, false) + ")";
+    case c10::kChar: return packed_extract(array, index, 1, true);
+    case c10::kShort: return packed_extract(array, index, 2, true);
+    case c10::kHalf: return "unpack2x16float(" + packed_extract(array, index, 2, false) + ").x";
+    case c10::kBFloat16: return "bitcast<f32>(" + packed_extract(array, index, 2, false) + " << 16u)";
+    case c10::kFloat: return "bitcast<f32>(" + array + "[" + index + "])";
+    case c10::kInt: return "bitcast<i32>(" + array + "[" + index + "])";
+    default: return array + "[" + index + "]";
+  }
+}
+
 } // namespace torch_dml::kernels

@@ -30,4 +30,11 @@ const char* wgsl_type(Value value);
 std::string zero_literal(Value value);
 std::string one_literal(Value value);
 
+// WGSL expression for lane `index` of a packed (1- or 2-byte) element in `array` (array<u32>).
+std::string packed_extract(const std::string& array, const std::string& index, size_t itemsize, bool signed_value);
+
+// WGSL expression for element `index` of `array` as its computation type (dtype_info(type)->value).
+// Packed and 32-bit dtypes are bound as array<u32>; f64 and i64 as array<f64> / array<i64>.
+std::string typed_load(c10::ScalarType type, const std::string& array, const std::string& index);
+
 } // namespace torch_dml::kernels

@@ -1,0 +1,98 @@
+"""The matmul family on the native GEMM kernel (strict mode: a fallback fails the test)."""
+
+import pytest
+import torch
+import torch_dml
+
+pytestmark = pytest.mark.usefixtures("strict")
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16: (3e-2, 3e-2)}
+
+
+def reference(fn, *tensors):
+    """The CPU result in float32 from the same (rounded) inputs, cast to the input dtype."""
+    result = fn(*[t.float() for t in tensors])
+    return result.to(tensors[0].dtype)
+
+
+def check(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype) -> None:
+    assert actual.device.type == "dml" and actual.dtype == expected.dtype and actual.shape == expected.shape
+    rtol, atol = TOLERANCE[dtype]
+    torch.testing.assert_close(actual.cpu().float(), expected.float(), rtol=rtol, atol=atol)
+
+
+def rand(*shape, dtype=torch.float32, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 5, 7), (64, 64, 64), (65, 17, 130), (128, 300, 33)])
+def test_mm(dtype, m, k, n):
+    a, b = rand(m, k, dtype=dtype, seed=1), rand(k, n, dtype=dtype, seed=2)
+    check(torch.mm(a.to("dml"), b.to("dml")), reference(torch.mm, a, b), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_transposed_and_strided_operands(dtype):
+    a, b = rand(40, 30, dtype=dtype, seed=3), rand(50, 40, dtype=dtype, seed=4)
+    da, db = a.to("dml"), b.to("dml")
+    check(da.t() @ db.t(), reference(torch.mm, a.t(), b.t()), dtype)
+    check(da[::2, 1::3] @ db[1:11, ::5], reference(torch.mm, a[::2, 1::3], b[1:11, ::5]), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_bmm_and_baddbmm(dtype):
+    a, b, c = rand(4, 9, 6, dtype=dtype, seed=5), rand(4, 6, 11, dtype=dtype, seed=6), rand(9, 11, dtype=dtype, seed=7)
+    check(torch.bmm(a.to("dml"), b.to("dml")), reference(torch.bmm, a, b), dtype)
+    check(torch.baddbmm(c.to("dml"), a.to("dml"), b.to("dml"), beta=0.5, alpha=2.0),
+          reference(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=2.0), c, a, b), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_addmm_addmv_dot_and_linear(dtype):
+    bias, x, w = rand(7, dtype=dtype, seed=8), rand(5, 3, dtype=dtype, seed=9), rand(7, 3, dtype=dtype, seed=10)
+    check(torch.addmm(bias.to("dml"), x.to("dml"), w.to("dml").t(), beta=2.0, alpha=0.5),
+          reference(lambda b, x, w: torch.addmm(b, x, w.t(), beta=2.0, alpha=0.5), bias, x, w), dtype)
+    check(torch.nn.functional.linear(x.to("dml"), w.to("dml"), bias.to("dml")),
+          reference(torch.nn.functional.linear, x, w, bias), dtype)
+    v = rand(3, dtype=dtype, seed=11)
+    check(torch.mv(w.to("dml"), v.to("dml")), reference(torch.mv, w, v), dtype)
+    check(torch.addmv(bias.to("dml"), w.to("dml"), v.to("dml")), reference(torch.addmv, bias, w, v), dtype)
+    u = rand(3, dtype=dtype, seed=12)
+    check(torch.dot(u.to("dml"), v.to("dml")), reference(torch.dot, u, v), dtype)
+
+
+def test_in_place_addmm_and_out_resize():
+    c, a, b = rand(4, 6, seed=13), rand(4, 5, seed=14), rand(5, 6, seed=15)
+    dc = c.to("dml")
+    dc.addmm_(a.to("dml"), b.to("dml"))
+    check(dc, c.addmm(a, b), torch.float32)
+    out = torch.empty(0, device="dml")
+    torch.mm(a.to("dml"), b.to("dml"), out=out)
+    check(out, a @ b, torch.float32)
+
+
+def test_beta_zero_ignores_nan_addend():
+    c = torch.full((3, 3), float("nan"))
+    a, b = rand(3, 2, seed=16), rand(2, 3, seed=17)
+    check(torch.addmm(c.to("dml"), a.to("dml"), b.to("dml"), beta=0), torch.addmm(c, a, b, beta=0), torch.float32)
+
+
+def test_matmul_composites_and_empty_k():
+    a, b = rand(2, 3, 4, 5, seed=18), rand(5, 6, seed=19)
+    check(a.to("dml") @ b.to("dml"), a @ b, torch.float32)
+    check(torch.einsum("bij,bjk->bik", a[0].to("dml"), rand(3, 5, 2, seed=20).to("dml")),
+          torch.einsum("bij,bjk->bik", a[0], rand(3, 5, 2, seed=20)), torch.float32)
+    check(torch.mm(torch.empty(3, 0, device="dml"), torch.empty(0, 4, device="dml")), torch.zeros(3, 4), torch.float32)
+
+
+def test_shape_errors_match_cpu():
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        torch.mm(torch.ones(2, 3, device="dml"), torch.ones(4, 5, device="dml"))
+
+
+def test_integer_matmul_goes_to_the_counted_fallback():
+    a = torch.arange(6).reshape(2, 3)
+    with pytest.raises(torch_dml.FallbackError, match="aten::mm"):
+        torch.mm(a.to("dml"), a.t().to("dml"))
