@@ -66,13 +66,6 @@ bool is_packed(size_t itemsize) {
   return itemsize < 4;
 }
 
-std::string convert(const std::string& v, Value from, Value to) {
-  if (from == to) return v;
-  if (from == Value::Bool) return "select(" + zero_literal(to) + ", " + one_literal(to) + ", " + v + ")";
-  if (to == Value::Bool) return "(" + v + " != " + zero_literal(from) + ")";
-  return std::string(wgsl_type(to)) + "(" + v + ")";
-}
-
 // The stored form of a destination value: bits for packed / 32-bit dtypes, the value for f64 / i64.
 std::string store_form(c10::ScalarType type, const std::string& v) {
   switch (type) {
@@ -154,7 +147,7 @@ struct KernelSpec {
     } else {
       const Value from = dtype_info(src_type)->value, to = dtype_info(dst_type)->value;
       wgsl << "  let v = " << typed_load(src_type, "src", "src_index(e)") << ";\n";
-      wgsl << "  return " << store_form(dst_type, convert("v", from, to)) << ";\n";
+      wgsl << "  return " << store_form(dst_type, convert_value("v", from, to)) << ";\n";
     }
     wgsl << "}\n";
 

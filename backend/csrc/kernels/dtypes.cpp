@@ -55,6 +55,17 @@ std::string one_literal(Value value) {
   return "?";
 }
 
+std::string convert_value(const std::string& v, Value from, Value to) {
+  if (from == to) return v;
+  if (from == Value::Bool) return "select(" + zero_literal(to) + ", " + one_literal(to) + ", " + v + ")";
+  // Floats test their bits: NaN is true and -0.0 false, with no reliance on NaN comparisons (WGSL
+  // implementations may assume NaN never occurs).
+  if (to == Value::Bool && from == Value::F32) return "((bitcast<u32>(" + v + ") & 0x7fffffffu) != 0u)";
+  if (to == Value::Bool && from == Value::F64) return "((bitcast<u64>(" + v + ") & 0x7fffffffffffffffl" "u) != 0lu)";
+  if (to == Value::Bool) return "(" + v + " != " + zero_literal(from) + ")";
+  return std::string(wgsl_type(to)) + "(" + v + ")";
+}
+
 std::string packed_extract(const std::string& array, const std::string& index, size_t itemsize, bool signed_value) {
   const std::string word = signed_value ? "bitcast<i32>(" + array + "[" : "(" + array + "[";
   const std::string position = itemsize == 1 ? "(" + index + ") >> 2u" : "(" + index + ") >> 1u";

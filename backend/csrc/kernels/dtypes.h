@@ -30,6 +30,10 @@ const char* wgsl_type(Value value);
 std::string zero_literal(Value value);
 std::string one_literal(Value value);
 
+// WGSL expression converting `v` between computation types with PyTorch's rules (bool is 0/1, and a
+// value is true when nonzero).
+std::string convert_value(const std::string& v, Value from, Value to);
+
 // WGSL expression for lane `index` of a packed (1- or 2-byte) element in `array` (array<u32>).
 std::string packed_extract(const std::string& array, const std::string& index, size_t itemsize, bool signed_value);
 

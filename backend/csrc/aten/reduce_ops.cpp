@@ -1,0 +1,427 @@
+// Reductions on the reduce kernel: sum, nansum, mean, prod (over a dim), amax, amin, max/min (all,
+// and values + indices over a dim), argmax, argmin, any, all, var, std, var_mean, std_mean,
+// count_nonzero, linalg_vector_norm. at::native::make_reduction gives the output shape and the
+// iterator (reduced dims have output stride 0); dtypes without a kernel go to the counted fallback.
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/ReduceOpsUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/all_ops.h>
+#include <ATen/ops/amax_ops.h>
+#include <ATen/ops/amin_ops.h>
+#include <ATen/ops/any_ops.h>
+#include <ATen/ops/argmax_ops.h>
+#include <ATen/ops/argmin_ops.h>
+#include <ATen/ops/count_nonzero_ops.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/linalg_vector_norm_ops.h>
+#include <ATen/ops/max_ops.h>
+#include <ATen/ops/mean_ops.h>
+#include <ATen/ops/min_ops.h>
+#include <ATen/ops/nansum_ops.h>
+#include <ATen/ops/prod_ops.h>
+#include <ATen/ops/std_mean_ops.h>
+#include <ATen/ops/std_ops.h>
+#include <ATen/ops/sum_ops.h>
+#include <ATen/ops/var_mean_ops.h>
+#include <ATen/ops/var_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "kernels/dtypes.h"
+#include "kernels/reduce_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+using kernels::ReduceOp;
+
+// Whether the kernel takes this input at all (dtype, adapter features, one binding).
+bool native_input(const at::Tensor& self) {
+  const auto info = kernels::dtype_info(self.scalar_type());
+  if (!info) return false;
+  runtime::DeviceContext& context = context_of(self);
+  if (info->needs && !context.has(*info->needs)) return false;
+  if (!context.has(runtime::Feature::ShaderInt64)) return false; // indices and integer sums are int64
+  return self.storage().nbytes() <= context.limits().maxStorageBufferBindingSize &&
+      self.numel() < std::numeric_limits<uint32_t>::max();
+}
+
+bool reduce_geometry(const at::TensorIteratorBase& iter, int outputs, kernels::ReduceGeometry& g) {
+  g = {};
+  const int input = outputs;
+  const auto shape = iter.shape();
+  for (int d = 0; d < iter.ndim(); ++d) {
+    if (shape[d] == 1) continue;
+    const int64_t out_stride = iter.strides(0)[d] / iter.element_size(0);
+    const int64_t in_stride = iter.strides(input)[d] / iter.element_size(input);
+    if (in_stride < 0 || in_stride > std::numeric_limits<uint32_t>::max() || shape[d] > std::numeric_limits<uint32_t>::max())
+      return false;
+    if (out_stride == 0) {
+      if (g.red_rank == kernels::kMaxCopyRank) return false;
+      g.red_shape[g.red_rank] = static_cast<uint32_t>(shape[d]);
+      g.red_in_stride[g.red_rank++] = static_cast<uint32_t>(in_stride);
+      g.red_numel *= shape[d];
+    } else {
+      if (g.out_rank == kernels::kMaxCopyRank) return false;
+      g.out_shape[g.out_rank] = static_cast<uint32_t>(shape[d]);
+      g.out_in_stride[g.out_rank] = static_cast<uint32_t>(in_stride);
+      g.out_stride[g.out_rank] = static_cast<uint32_t>(out_stride);
+      if (outputs == 2) g.index_stride[g.out_rank] = static_cast<uint32_t>(iter.strides(1)[d] / iter.element_size(1));
+      ++g.out_rank;
+      g.out_numel *= shape[d];
+    }
+  }
+  return true;
+}
+
+struct Extras {
+  double correction = 0; // Var
+  float p = 2;           // NormP
+  bool sqrt_result = false;
+};
+
+// Runs the kernel over a built iterator whose outputs are acc-typed (operand 0, and indices 1).
+void launch(ReduceOp op, const char* name, const at::TensorIteratorBase& iter, int outputs, const at::Tensor& self,
+            const Extras& extras) {
+  kernels::ReduceGeometry g;
+  TORCH_CHECK(reduce_geometry(iter, outputs, g), "torch_dml: ", name, ": shape beyond the kernel's limits");
+  if (g.out_numel == 0) return;
+  const bool picks = op == ReduceOp::Max || op == ReduceOp::Min || op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+  TORCH_CHECK_INDEX(!picks || g.red_numel > 0, name, "(): Expected reduction dim to have non-zero size.");
+  runtime::DeviceContext& context = context_of(self);
+  kernels::ReduceProblem problem;
+  problem.op = op;
+  problem.out = device_ref(iter.data_ptr(0), iter.dtype(0));
+  if (outputs == 2) problem.indices = device_ref(iter.data_ptr(1), iter.dtype(1));
+  if (g.red_numel == 0 || iter.data_ptr(outputs) == nullptr) {
+    // Nothing to read: any valid buffer will do as the (unread) input.
+    problem.input = problem.out;
+    problem.input.dtype = iter.dtype(outputs);
+    problem.input.element_offset = 0;
+  } else {
+    problem.input = device_ref(iter.data_ptr(outputs), iter.dtype(outputs));
+  }
+  problem.geometry = g;
+  const double n = static_cast<double>(g.red_numel);
+  if (op == ReduceOp::Mean) problem.scale = static_cast<float>(1.0 / n);
+  if (op == ReduceOp::Var) problem.scale = static_cast<float>(1.0 / std::max(n - extras.correction, 0.0));
+  problem.p = extras.p;
+  problem.sqrt_result = extras.sqrt_result;
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::reduce(context, problem);
+}
+
+// result <- op(self) over dims, accumulating in the op's type; result is resized as PyTorch would.
+void reduce_into(ReduceOp op, const char* name, const at::Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
+                 const at::Tensor& result, const Extras& extras = {}) {
+  const c10::ScalarType acc = kernels::reduce_accumulator(op, self.scalar_type(), result.scalar_type());
+  c10::DeviceGuard guard(self.device());
+  at::Tensor acc_out = result.scalar_type() == acc ? result : at::empty({0}, result.options().dtype(acc));
+  auto iter = at::native::make_reduction(name, acc_out, self, dims, keepdim, self.scalar_type(), acc);
+  launch(op, name, iter, 1, self, extras);
+  if (!acc_out.is_same(result)) {
+    at::native::resize_output(result, acc_out.sizes());
+    result.copy_(acc_out);
+  }
+}
+
+// values, indices <- max/min/argmax/argmin of self over one dim.
+void reduce_with_indices(ReduceOp op, const char* name, const at::Tensor& self, int64_t dim, bool keepdim,
+                         const at::Tensor& values, const at::Tensor& indices) {
+  const c10::ScalarType acc = kernels::reduce_accumulator(op, self.scalar_type(), self.scalar_type());
+  c10::DeviceGuard guard(self.device());
+  at::Tensor acc_values = values.defined() && values.scalar_type() == acc
+      ? values
+      : at::empty({0}, self.options().dtype(acc));
+  at::Tensor index_out = indices;
+  const at::Tensor input = self.scalar_type() == acc ? self : self.to(acc);
+  auto iter = at::native::make_reduction(name, acc_values, index_out, input, dim, keepdim, acc, c10::kLong);
+  launch(op, name, iter, 2, input, {});
+  if (values.defined() && !acc_values.is_same(values)) {
+    at::native::resize_output(values, acc_values.sizes());
+    values.copy_(acc_values);
+  }
+}
+
+c10::ScalarType result_type(const at::Tensor& out, std::optional<c10::ScalarType> dtype) {
+  TORCH_CHECK(!dtype || *dtype == out.scalar_type(), "Expected out tensor to have dtype ", *dtype, ", but got ",
+              out.scalar_type(), " instead");
+  return out.scalar_type();
+}
+
+at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sum_IntList_out>::call(self, dim, keepdim, dtype, out);
+  result_type(out, dtype);
+  reduce_into(ReduceOp::Sum, "sum", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nansum_out>::call(self, dim, keepdim, dtype, out);
+  result_type(out, dtype);
+  reduce_into(c10::isFloatingType(self.scalar_type()) ? ReduceOp::NanSum : ReduceOp::Sum, "nansum", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mean_out>::call(self, dim, keepdim, dtype, out);
+  const c10::ScalarType type = dtype.value_or(self.scalar_type());
+  TORCH_CHECK(c10::isFloatingType(type), "mean(): could not infer output dtype. Input dtype must be either a floating "
+              "point or complex dtype. Got: ", type);
+  reduce_into(ReduceOp::Mean, "mean", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& prod_out(const at::Tensor& self, int64_t dim, bool keepdim, std::optional<c10::ScalarType> dtype,
+                     at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::prod_int_out>::call(self, dim, keepdim, dtype, out);
+  result_type(out, dtype);
+  reduce_into(ReduceOp::Prod, "prod", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::amax_out>::call(self, dim, keepdim, out);
+  reduce_into(ReduceOp::Max, "amax", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& amin_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::amin_out>::call(self, dim, keepdim, out);
+  reduce_into(ReduceOp::Min, "amin", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor full_extreme(ReduceOp op, const char* name, const at::Tensor& self) {
+  TORCH_CHECK(self.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0. "
+              "Specify the reduction dim with the 'dim' argument.");
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({}, self.options());
+  reduce_into(op, name, self, at::IntArrayRef{}, false, out);
+  return out;
+}
+
+at::Tensor max_all(const at::Tensor& self) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max>::call(self);
+  return full_extreme(ReduceOp::Max, "max", self);
+}
+
+at::Tensor min_all(const at::Tensor& self) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min>::call(self);
+  return full_extreme(ReduceOp::Min, "min", self);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> max_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
+                                             at::Tensor& indices) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_dim_max>::call(self, dim, keepdim, values, indices);
+  reduce_with_indices(ReduceOp::ArgMax, "max", self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> min_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
+                                             at::Tensor& indices) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min_dim_min>::call(self, dim, keepdim, values, indices);
+  reduce_with_indices(ReduceOp::ArgMin, "min", self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
+void arg_reduce(ReduceOp op, const char* name, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                at::Tensor& out) {
+  if (dim) {
+    reduce_with_indices(op, name, self, *dim, keepdim, at::Tensor(), out);
+    return;
+  }
+  // Over all elements the index is into the flattened (row-major) tensor: reduce a contiguous copy.
+  TORCH_CHECK_INDEX(self.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0.");
+  at::Tensor flat_index = at::empty({0}, out.options());
+  reduce_with_indices(op, name, self.reshape({-1}), 0, false, at::Tensor(), flat_index);
+  const std::vector<int64_t> shape = keepdim ? std::vector<int64_t>(self.dim(), 1) : std::vector<int64_t>{};
+  at::native::resize_output(out, shape);
+  out.copy_(flat_index.reshape(shape));
+}
+
+at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::argmax_out>::call(self, dim, keepdim, out);
+  arg_reduce(ReduceOp::ArgMax, "argmax", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::argmin_out>::call(self, dim, keepdim, out);
+  arg_reduce(ReduceOp::ArgMin, "argmin", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::any_dims_out>::call(self, dim, keepdim, out);
+  reduce_into(ReduceOp::Any, "any", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& any_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  return any_dims(self, at::IntArrayRef{dim}, keepdim, out);
+}
+
+at::Tensor& any_all(const at::Tensor& self, at::Tensor& out) {
+  return any_dims(self, std::nullopt, false, out);
+}
+
+at::Tensor& all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::all_dims_out>::call(self, dim, keepdim, out);
+  reduce_into(ReduceOp::All, "all", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& all_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  return all_dims(self, at::IntArrayRef{dim}, keepdim, out);
+}
+
+at::Tensor& all_all(const at::Tensor& self, at::Tensor& out) {
+  return all_dims(self, std::nullopt, false, out);
+}
+
+double correction_of(const std::optional<c10::Scalar>& correction) {
+  return correction ? correction->toDouble() : 1.0;
+}
+
+at::Tensor& var_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                    bool keepdim, at::Tensor& out) {
+  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()))
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::var_correction_out>::call(self, dim, correction, keepdim, out);
+  reduce_into(ReduceOp::Var, "var", self, dim, keepdim, out, Extras{correction_of(correction), 2, false});
+  return out;
+}
+
+at::Tensor& std_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                    bool keepdim, at::Tensor& out) {
+  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()))
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::std_correction_out>::call(self, dim, correction, keepdim, out);
+  reduce_into(ReduceOp::Var, "std", self, dim, keepdim, out, Extras{correction_of(correction), 2, true});
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> moments(bool take_sqrt, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                           const std::optional<c10::Scalar>& correction, bool keepdim) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor spread = at::empty({0}, self.options());
+  at::Tensor mean = at::empty({0}, self.options());
+  reduce_into(ReduceOp::Var, take_sqrt ? "std_mean" : "var_mean", self, dim, keepdim, spread,
+              Extras{correction_of(correction), 2, take_sqrt});
+  reduce_into(ReduceOp::Mean, "mean", self, dim, keepdim, mean);
+  return {spread, mean};
+}
+
+std::tuple<at::Tensor, at::Tensor> var_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<c10::Scalar>& correction, bool keepdim) {
+  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()))
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::var_mean_correction>::call(self, dim, correction, keepdim);
+  return moments(false, self, dim, correction, keepdim);
+}
+
+std::tuple<at::Tensor, at::Tensor> std_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<c10::Scalar>& correction, bool keepdim) {
+  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()))
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::std_mean_correction>::call(self, dim, correction, keepdim);
+  return moments(true, self, dim, correction, keepdim);
+}
+
+at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dim) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::count_nonzero_dim_IntList>::call(self, dim);
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options().dtype(c10::kLong));
+  reduce_into(ReduceOp::CountNonzero, "count_nonzero", self, dim, false, out);
+  return out;
+}
+
+at::Tensor& vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  const double order = ord.toDouble();
+  // pow() runs in float32 in the kernel: float64 norms of other orders keep their precision on the CPU.
+  const bool float64_pow = self.scalar_type() == c10::kDouble && order != 0 && order != 1 && order != 2 &&
+      !std::isinf(order);
+  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()) || (dtype && *dtype != self.scalar_type()) ||
+      float64_pow)
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::linalg_vector_norm_out>::call(self, ord, dim, keepdim, dtype, out);
+  const double p = ord.toDouble();
+  ReduceOp op = ReduceOp::NormP;
+  if (p == 0) op = ReduceOp::Norm0;
+  else if (p == 1) op = ReduceOp::Norm1;
+  else if (p == 2) op = ReduceOp::Norm2;
+  else if (std::isinf(p)) op = p > 0 ? ReduceOp::NormInf : ReduceOp::NormNegInf;
+  if (std::isinf(p) && self.numel() == 0)
+    TORCH_CHECK(false, "linalg.vector_norm cannot compute the ", ord, " norm on an empty tensor because the "
+                "operation does not have an identity");
+  reduce_into(op, "linalg_vector_norm", self, dim, keepdim, out, Extras{0, static_cast<float>(p), false});
+  return out;
+}
+
+// Functional forms that are not structured (no default PrivateUse1 wrapper reaches the .out kernel).
+at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<c10::ScalarType> dtype) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options().dtype(at::native::get_dtype_from_self(self, dtype, true)));
+  return nansum_out(self, dim, keepdim, dtype, out);
+}
+
+at::Tensor prod_all(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
+  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::prod>::call(self, dtype);
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({}, self.options().dtype(at::native::get_dtype_from_self(self, dtype, true)));
+  reduce_into(ReduceOp::Prod, "prod", self, std::nullopt, false, out);
+  return out;
+}
+
+at::Tensor var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+               bool keepdim) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options());
+  return var_out(self, dim, correction, keepdim, out);
+}
+
+at::Tensor std_dev(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+               bool keepdim) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options());
+  return std_out(self, dim, correction, keepdim, out);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nansum", TORCH_FN(nansum));
+  m.impl("prod", TORCH_FN(prod_all));
+  m.impl("var.correction", TORCH_FN(var));
+  m.impl("std.correction", TORCH_FN(std_dev));
+  m.impl("sum.IntList_out", TORCH_FN(sum_out));
+  m.impl("nansum.out", TORCH_FN(nansum_out));
+  m.impl("mean.out", TORCH_FN(mean_out));
+  m.impl("prod.int_out", TORCH_FN(prod_out));
+  m.impl("amax.out", TORCH_FN(amax_out));
+  m.impl("amin.out", TORCH_FN(amin_out));
+  m.impl("max", TORCH_FN(max_all));
+  m.impl("min", TORCH_FN(min_all));
+  m.impl("max.dim_max", TORCH_FN(max_dim));
+  m.impl("min.dim_min", TORCH_FN(min_dim));
+  m.impl("argmax.out", TORCH_FN(argmax_out));
+  m.impl("argmin.out", TORCH_FN(argmin_out));
+  m.impl("any.dims_out", TORCH_FN(any_dims));
+  m.impl("any.out", TORCH_FN(any_dim));
+  m.impl("any.all_out", TORCH_FN(any_all));
+  m.impl("all.dims_out", TORCH_FN(all_dims));
+  m.impl("all.out", TORCH_FN(all_dim));
+  m.impl("all.all_out", TORCH_FN(all_all));
+  m.impl("var.correction_out", TORCH_FN(var_out));
+  m.impl("std.correction_out", TORCH_FN(std_out));
+  m.impl("var_mean.correction", TORCH_FN(var_mean));
+  m.impl("std_mean.correction", TORCH_FN(std_mean));
+  m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero));
+  m.impl("linalg_vector_norm.out", TORCH_FN(vector_norm_out));
+}
+
+} // namespace
+} // namespace torch_dml::aten

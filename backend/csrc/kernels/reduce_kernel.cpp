@@ -1,0 +1,394 @@
+#include "kernels/reduce_kernel.h"
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "kernels/binding_window.h"
+#include "kernels/dtypes.h"
+#include "kernels/pipeline_cache.h"
+#include "runtime/stream.h"
+
+namespace torch_dml::kernels {
+namespace {
+
+constexpr uint32_t kWorkgroup = 256;
+constexpr uint64_t kWorkgroupModeFrom = 64; // reduced elements per output
+
+struct Params {
+  uint32_t head[4];  // out_numel, red_numel, input offset, out offset
+  uint32_t extra[4]; // index offset
+  float scalars[4];  // scale, p, 1/p
+  uint32_t out_shape[kMaxCopyRank], out_in_stride[kMaxCopyRank], out_stride[kMaxCopyRank],
+      index_stride[kMaxCopyRank], red_shape[kMaxCopyRank], red_in_stride[kMaxCopyRank];
+};
+
+const char* op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::NanSum: return "nansum";
+    case ReduceOp::Prod: return "prod";
+    case ReduceOp::Mean: return "mean";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Min: return "min";
+    case ReduceOp::ArgMax: return "argmax";
+    case ReduceOp::ArgMin: return "argmin";
+    case ReduceOp::Any: return "any";
+    case ReduceOp::All: return "all";
+    case ReduceOp::Var: return "var";
+    case ReduceOp::CountNonzero: return "count_nonzero";
+    case ReduceOp::Norm0: return "norm0";
+    case ReduceOp::Norm1: return "norm1";
+    case ReduceOp::Norm2: return "norm2";
+    case ReduceOp::NormP: return "normp";
+    case ReduceOp::NormInf: return "norminf";
+    case ReduceOp::NormNegInf: return "normneginf";
+  }
+  return "?";
+}
+
+bool is_arg(ReduceOp op) {
+  return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+}
+
+bool is_max_like(ReduceOp op) {
+  return op == ReduceOp::Max || op == ReduceOp::ArgMax || op == ReduceOp::NormInf;
+}
+
+bool is_min_like(ReduceOp op) {
+  return op == ReduceOp::Min || op == ReduceOp::ArgMin || op == ReduceOp::NormNegInf;
+}
+
+Value value_of(c10::ScalarType type) {
+  switch (type) {
+    case c10::kDouble: return Value::F64;
+    case c10::kLong: return Value::I64;
+    case c10::kInt: return Value::I32;
+    default: return Value::F32;
+  }
+}
+
+std::string lowest(Value v) {
+  switch (v) {
+    case Value::F32: return "bitcast<f32>(0xff800000u)";
+    case Value::F64: return "f64(bitcast<f32>(0xff800000u))";
+    case Value::I32: return "(-2147483647i - 1i)";
+    case Value::I64: return "(-9223372036854775807li - 1li)";
+    default: return "0";
+  }
+}
+
+std::string highest(Value v) {
+  switch (v) {
+    case Value::F32: return "bitcast<f32>(0x7f800000u)";
+    case Value::F64: return "f64(bitcast<f32>(0x7f800000u))";
+    case Value::I32: return "2147483647i";
+    case Value::I64: return "9223372036854775807li";
+    default: return "0";
+  }
+}
+
+std::string identity(ReduceOp op, Value acc) {
+  if (op == ReduceOp::Prod || op == ReduceOp::All) return one_literal(acc);
+  if (op == ReduceOp::Max || op == ReduceOp::ArgMax) return lowest(acc);
+  if (op == ReduceOp::Min || op == ReduceOp::ArgMin || op == ReduceOp::NormNegInf) return highest(acc);
+  return zero_literal(acc);
+}
+
+// Combines accumulator `a` with value `b` (both the accumulator type).
+std::string combine(ReduceOp op, const std::string& a, const std::string& b) {
+  if (op == ReduceOp::Prod) return a + " * " + b;
+  // NaN wins, as in PyTorch's max/min.
+  if (is_max_like(op)) return "select(" + a + ", " + b + ", " + b + " > " + a + " || is_nan(" + b + "))";
+  if (is_min_like(op)) return "select(" + a + ", " + b + ", " + b + " < " + a + " || is_nan(" + b + "))";
+  if (op == ReduceOp::Any) return "max(" + a + ", " + b + ")";
+  if (op == ReduceOp::All) return "min(" + a + ", " + b + ")";
+  return a + " + " + b;
+}
+
+struct Spec {
+  ReduceOp op;
+  c10::ScalarType input, acc;
+  bool workgroup;
+  int out_rank, red_rank;
+  bool sqrt_result;
+
+  std::string name() const {
+    std::ostringstream text;
+    text << "reduce/" << op_name(op) << "/" << dtype_info(input)->name << ">" << dtype_info(acc)->name << "/o"
+         << out_rank << "r" << red_rank << (workgroup ? "/wg" : "/thread") << (sqrt_result ? "/sqrt" : "");
+    return text.str();
+  }
+
+  std::string index_function(const char* fn, const char* shape, const char* stride, const char* start,
+                             int rank) const {
+    std::ostringstream w;
+    w << "fn " << fn << "(i: u32) -> u32 {\n  var rest = i;\n  var offset = " << start << ";\n";
+    for (int d = 0; d < rank; ++d) {
+      const std::string s = std::string("p.") + shape + "[" + std::to_string(d / 4) + "][" + std::to_string(d % 4) + "]";
+      const std::string t = std::string("p.") + stride + "[" + std::to_string(d / 4) + "][" + std::to_string(d % 4) + "]";
+      if (d + 1 < rank) w << "  offset += (rest % " << s << ") * " << t << ";\n  rest = rest / " << s << ";\n";
+      else w << "  offset += rest * " << t << ";\n";
+    }
+    w << "  return offset;\n}\n";
+    return w.str();
+  }
+
+  std::string source() const {
+    const Value acc_value = value_of(acc);
+    const std::string A = wgsl_type(acc_value);
+    const Value in_value = dtype_info(input)->value;
+    const bool arg = is_arg(op);
+    std::ostringstream w;
+    w << "// generated by torch_dml kernels/reduce_kernel.cpp: " << name() << "\n"
+      << "struct Params {\n  head: vec4<u32>,\n  extra: vec4<u32>,\n  scalars: vec4<f32>,\n"
+         "  out_shape: array<vec4<u32>, 2>,\n  out_in_stride: array<vec4<u32>, 2>,\n"
+         "  out_stride: array<vec4<u32>, 2>,\n  index_stride: array<vec4<u32>, 2>,\n"
+         "  red_shape: array<vec4<u32>, 2>,\n  red_in_stride: array<vec4<u32>, 2>,\n}\n";
+    const char* in_array = input == c10::kDouble ? "f64" : input == c10::kLong ? "i64" : "u32";
+    w << "@group(0) @binding(0) var<storage, read_write> out: array<" << A << ">;\n"
+      << "@group(0) @binding(1) var<storage, read_write> input: array<" << in_array << ">;\n";
+    if (arg) w << "@group(0) @binding(2) var<storage, read_write> indices: array<i64>;\n";
+    w << "@group(0) @binding(" << (arg ? 3 : 2) << ") var<uniform> p: Params;\n";
+    w << index_function("in_base", "out_shape", "out_in_stride", "p.head.z", out_rank)
+      << index_function("out_pos", "out_shape", "out_stride", "p.head.w", out_rank)
+      << index_function("red_offset", "red_shape", "red_in_stride", "0u", red_rank);
+    if (arg) w << index_function("index_pos", "out_shape", "index_stride", "p.extra.x", out_rank);
+
+    // WGSL lets implementations assume floats are never NaN (x != x may fold to false, and does on
+    // lavapipe), so NaN is recognised from the bits.
+    w << "fn is_nan(x: " << A << ") -> bool { return ";
+    if (acc_value == Value::F32) w << "(bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u";
+    else if (acc_value == Value::F64) w << "(bitcast<u64>(x) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu";
+    else w << "false";
+    w << "; }\n";
+    // The value one input element contributes, in the accumulator type.
+    const std::string raw = typed_load(input, "input", "i");
+    w << "fn load(i: u32) -> " << A << " {\n";
+    switch (op) {
+      case ReduceOp::Any:
+      case ReduceOp::All:
+        w << "  return " << convert_value(convert_value(raw, in_value, Value::Bool), Value::Bool, acc_value) << ";\n";
+        break;
+      case ReduceOp::CountNonzero:
+      case ReduceOp::Norm0:
+        w << "  return " << convert_value(convert_value(raw, in_value, Value::Bool), Value::Bool, acc_value) << ";\n";
+        break;
+      case ReduceOp::NanSum:
+        w << "  let x = " << convert_value(raw, in_value, acc_value) << ";\n  return select(x, "
+          << zero_literal(acc_value) << ", is_nan(x));\n";
+        break;
+      case ReduceOp::Norm1:
+      case ReduceOp::NormInf:
+      case ReduceOp::NormNegInf:
+        w << "  return abs(" << convert_value(raw, in_value, acc_value) << ");\n";
+        break;
+      case ReduceOp::Norm2:
+        w << "  let x = " << convert_value(raw, in_value, acc_value) << ";\n  return x * x;\n";
+        break;
+      case ReduceOp::NormP:
+        w << "  return " << A << "(pow(f32(abs(" << convert_value(raw, in_value, acc_value) << ")), p.scalars.y));\n";
+        break;
+      default:
+        w << "  return " << convert_value(raw, in_value, acc_value) << ";\n";
+    }
+    w << "}\n";
+    if (arg) {
+      const std::string cmp = op == ReduceOp::ArgMax ? ">" : "<";
+      // x beats a: strictly better, or NaN against a number (NaN wins, first NaN kept).
+      w << "fn better(x: " << A << ", a: " << A << ") -> bool { return x " << cmp << " a || (is_nan(x) && !is_nan(a)); }\n"
+        << "fn take(v1: " << A << ", i1: u32, v2: " << A << ", i2: u32) -> bool {\n"
+        << "  return i1 == 0xFFFFFFFFu || (i2 != 0xFFFFFFFFu && (better(v2, v1) || (!better(v1, v2) && i2 < i1)));\n}\n";
+    }
+
+    // finish(acc): the value written for an output.
+    w << "fn finish(acc: " << A << ") -> " << A << " {\n";
+    if (op == ReduceOp::Mean) w << "  return acc * " << A << "(p.scalars.x);\n";
+    else if (op == ReduceOp::Var) w << "  let v = acc * " << A << "(p.scalars.x);\n  return " << (sqrt_result ? "sqrt(v)" : "v") << ";\n";
+    else if (op == ReduceOp::Norm2) w << "  return sqrt(acc);\n";
+    else if (op == ReduceOp::NormP) w << "  return " << A << "(pow(f32(acc), p.scalars.z));\n";
+    else w << "  return acc;\n";
+    w << "}\n";
+
+    const std::string ident = identity(op, acc_value);
+    if (!workgroup) {
+      w << "@compute @workgroup_size(" << kWorkgroup << ")\n"
+        << "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {\n"
+        << "  let o = gid.x + gid.y * groups.x * " << kWorkgroup << "u;\n"
+        << "  if (o >= p.head.x) { return; }\n  let base = in_base(o);\n";
+      if (op == ReduceOp::Var) {
+        w << "  var total = " << zero_literal(acc_value) << ";\n"
+          << "  for (var r = 0u; r < p.head.y; r++) { total += load(base + red_offset(r)); }\n"
+          << "  let mean = total / " << A << "(p.head.y);\n"
+          << "  var acc = " << zero_literal(acc_value) << ";\n"
+          << "  for (var r = 0u; r < p.head.y; r++) { let d = load(base + red_offset(r)) - mean; acc += d * d; }\n";
+      } else if (arg) {
+        w << "  var acc = " << ident << ";\n  var best = 0xFFFFFFFFu;\n"
+          << "  for (var r = 0u; r < p.head.y; r++) {\n    let x = load(base + red_offset(r));\n"
+          << "    if (take(acc, best, x, r)) { acc = x; best = r; }\n  }\n"
+          << "  indices[index_pos(o)] = i64(best);\n";
+      } else {
+        w << "  var acc = " << ident << ";\n"
+          << "  for (var r = 0u; r < p.head.y; r++) { let x = load(base + red_offset(r)); acc = "
+          << combine(op, "acc", "x") << "; }\n";
+      }
+      w << "  out[out_pos(o)] = finish(acc);\n}\n";
+      return w.str();
+    }
+
+    // Workgroup per output: each lane folds a strided slice, then a tree in workgroup memory.
+    w << "var<workgroup> partial: array<" << A << ", " << kWorkgroup << ">;\n";
+    if (arg) w << "var<workgroup> partial_index: array<u32, " << kWorkgroup << ">;\n";
+    w << "@compute @workgroup_size(" << kWorkgroup << ")\n"
+      << "fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,\n"
+      << "        @builtin(local_invocation_index) lane: u32) {\n"
+      << "  let o = group.x + group.y * groups.x;\n"
+      << "  if (o >= p.head.x) { return; }\n  let base = in_base(o);\n";
+    auto tree = [&](const std::string& what) {
+      std::ostringstream t;
+      t << "  partial[lane] = " << what << ";\n  workgroupBarrier();\n"
+        << "  for (var s = " << kWorkgroup / 2 << "u; s > 0u; s = s >> 1u) {\n"
+        << "    if (lane < s) { partial[lane] = partial[lane] + partial[lane + s]; }\n"
+        << "    workgroupBarrier();\n  }\n";
+      return t.str();
+    };
+    if (op == ReduceOp::Var) {
+      w << "  var total = " << zero_literal(acc_value) << ";\n"
+        << "  for (var r = lane; r < p.head.y; r += " << kWorkgroup << "u) { total += load(base + red_offset(r)); }\n"
+        << tree("total")
+        << "  let mean = partial[0] / " << A << "(p.head.y);\n  workgroupBarrier();\n"
+        << "  var acc = " << zero_literal(acc_value) << ";\n"
+        << "  for (var r = lane; r < p.head.y; r += " << kWorkgroup << "u) {\n"
+        << "    let d = load(base + red_offset(r)) - mean;\n    acc += d * d;\n  }\n"
+        << tree("acc")
+        << "  if (lane == 0u) { out[out_pos(o)] = finish(partial[0]); }\n}\n";
+      return w.str();
+    }
+    if (arg) {
+      w << "  var acc = " << ident << ";\n  var best = 0xFFFFFFFFu;\n"
+        << "  for (var r = lane; r < p.head.y; r += " << kWorkgroup << "u) {\n"
+        << "    let x = load(base + red_offset(r));\n    if (take(acc, best, x, r)) { acc = x; best = r; }\n  }\n"
+        << "  partial[lane] = acc;\n  partial_index[lane] = best;\n  workgroupBarrier();\n"
+        << "  for (var s = " << kWorkgroup / 2 << "u; s > 0u; s = s >> 1u) {\n"
+        << "    if (lane < s && take(partial[lane], partial_index[lane], partial[lane + s], partial_index[lane + s])) {\n"
+        << "      partial[lane] = partial[lane + s];\n      partial_index[lane] = partial_index[lane + s];\n    }\n"
+        << "    workgroupBarrier();\n  }\n"
+        << "  if (lane == 0u) {\n    out[out_pos(o)] = partial[0];\n"
+        << "    indices[index_pos(o)] = i64(partial_index[0]);\n  }\n}\n";
+      return w.str();
+    }
+    w << "  var acc = " << ident << ";\n"
+      << "  for (var r = lane; r < p.head.y; r += " << kWorkgroup << "u) {\n"
+      << "    let x = load(base + red_offset(r));\n    acc = " << combine(op, "acc", "x") << ";\n  }\n"
+      << "  partial[lane] = acc;\n  workgroupBarrier();\n"
+      << "  for (var s = " << kWorkgroup / 2 << "u; s > 0u; s = s >> 1u) {\n"
+      << "    if (lane < s) { partial[lane] = " << combine(op, "partial[lane]", "partial[lane + s]") << "; }\n"
+      << "    workgroupBarrier();\n  }\n"
+      << "  if (lane == 0u) { out[out_pos(o)] = finish(partial[0]); }\n}\n";
+    return w.str();
+  }
+};
+
+Window input_window(runtime::DeviceContext& context, const ReduceProblem& r) {
+  const ReduceGeometry& g = r.geometry;
+  uint64_t last = r.input.element_offset;
+  for (int d = 0; d < g.out_rank; ++d) last += static_cast<uint64_t>(g.out_shape[d] - 1) * g.out_in_stride[d];
+  for (int d = 0; d < g.red_rank; ++d) last += static_cast<uint64_t>(g.red_shape[d] - 1) * g.red_in_stride[d];
+  return binding_window(context, r.input.buffer_size, c10::elementSize(r.input.dtype), r.input.element_offset, last);
+}
+
+Window output_window(runtime::DeviceContext& context, const DeviceTensorRef& t, const uint32_t* stride,
+                     const ReduceGeometry& g) {
+  uint64_t last = t.element_offset;
+  for (int d = 0; d < g.out_rank; ++d) last += static_cast<uint64_t>(g.out_shape[d] - 1) * stride[d];
+  return binding_window(context, t.buffer_size, c10::elementSize(t.dtype), t.element_offset, last);
+}
+
+} // namespace
+
+c10::ScalarType reduce_accumulator(ReduceOp op, c10::ScalarType input, c10::ScalarType result) {
+  switch (op) {
+    case ReduceOp::Any:
+    case ReduceOp::All: return c10::kInt;
+    case ReduceOp::CountNonzero: return c10::kLong;
+    case ReduceOp::Max:
+    case ReduceOp::Min:
+    case ReduceOp::ArgMax:
+    case ReduceOp::ArgMin:
+      if (input == c10::kDouble || input == c10::kLong) return input;
+      return c10::isFloatingType(input) ? c10::kFloat : c10::kInt;
+    case ReduceOp::Sum:
+    case ReduceOp::NanSum:
+    case ReduceOp::Prod:
+      if (result == c10::kDouble) return c10::kDouble;
+      return c10::isFloatingType(result) ? c10::kFloat : c10::kLong;
+    default: return result == c10::kDouble || input == c10::kDouble ? c10::kDouble : c10::kFloat;
+  }
+}
+
+std::string reduce_unsupported_reason(runtime::DeviceContext& context, const ReduceProblem& r) {
+  const auto in_info = dtype_info(r.input.dtype);
+  if (!in_info) return std::string("no WGSL reduction for ") + c10::toString(r.input.dtype);
+  for (c10::ScalarType type : {r.input.dtype, r.out.dtype}) {
+    const auto info = dtype_info(type);
+    if (info && info->needs && !context.has(*info->needs))
+      return std::string(c10::toString(type)) + " needs " + std::string(runtime::feature_name(*info->needs));
+  }
+  if (r.indices && !context.has(runtime::Feature::ShaderInt64)) return "int64 indices need shader-int64";
+  const ReduceGeometry& g = r.geometry;
+  if (g.out_rank > kMaxCopyRank || g.red_rank > kMaxCopyRank) return "too many dimensions";
+  if (g.out_numel > 0xFFFFFFFFull || g.red_numel > 0xFFFFFFFFull) return "more than 2^32 elements";
+  if (!fits_binding(context, input_window(context, r)) ||
+      !fits_binding(context, output_window(context, r.out, g.out_stride, g)) ||
+      (r.indices && !fits_binding(context, output_window(context, *r.indices, g.index_stride, g))))
+    return "an operand larger than one storage binding";
+  return "";
+}
+
+void reduce(runtime::DeviceContext& context, const ReduceProblem& r) {
+  const std::string reason = reduce_unsupported_reason(context, r);
+  TORCH_CHECK(reason.empty(), "torch_dml: ", op_name(r.op), " of ", r.input.dtype, " cannot run on ",
+              context.describe(), ": ", reason);
+  const ReduceGeometry& g = r.geometry;
+  if (g.out_numel == 0) return;
+  const Spec spec{r.op, r.input.dtype, r.out.dtype, g.red_numel >= kWorkgroupModeFrom, std::max(g.out_rank, 1),
+                  std::max(g.red_rank, 1), r.sqrt_result};
+  const bool arg = is_arg(r.op);
+  const uint32_t storage_count = arg ? 3 : 2;
+  WGPUComputePipeline compiled = pipeline(context, spec.name(), storage_count, [&] { return spec.source(); });
+
+  const Window win_in = input_window(context, r), win_out = output_window(context, r.out, g.out_stride, g);
+  Params params = {};
+  params.head[0] = static_cast<uint32_t>(g.out_numel);
+  params.head[1] = static_cast<uint32_t>(g.red_numel);
+  params.head[2] = static_cast<uint32_t>(win_in.element_offset);
+  params.head[3] = static_cast<uint32_t>(win_out.element_offset);
+  params.scalars[0] = r.scale;
+  params.scalars[1] = r.p;
+  params.scalars[2] = 1.0f / r.p;
+  // Rank 0 on either side runs as rank 1 of size 1 (the generated loops expect at least one dim).
+  for (int d = 0; d < kMaxCopyRank; ++d) {
+    params.out_shape[d] = d < g.out_rank ? g.out_shape[d] : 1;
+    params.red_shape[d] = d < g.red_rank ? g.red_shape[d] : 1;
+    params.out_in_stride[d] = g.out_in_stride[d];
+    params.out_stride[d] = g.out_stride[d];
+    params.index_stride[d] = g.index_stride[d];
+    params.red_in_stride[d] = g.red_in_stride[d];
+  }
+  runtime::StorageBinding bindings[3] = {{r.out.buffer, win_out.offset, win_out.size},
+                                         {r.input.buffer, win_in.offset, win_in.size},
+                                         {}};
+  if (arg) {
+    const Window win_index = output_window(context, *r.indices, g.index_stride, g);
+    params.extra[0] = static_cast<uint32_t>(win_index.element_offset);
+    bindings[2] = {r.indices->buffer, win_index.offset, win_index.size};
+  }
+  const uint32_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
+  const uint64_t groups = spec.workgroup ? g.out_numel : (g.out_numel + kWorkgroup - 1) / kWorkgroup;
+  const uint32_t groups_x = static_cast<uint32_t>(std::min<uint64_t>(groups, max_x));
+  const uint32_t groups_y = static_cast<uint32_t>((groups + groups_x - 1) / groups_x);
+  context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), groups_x, groups_y);
+}
+
+} // namespace torch_dml::kernels

@@ -1,0 +1,172 @@
+"""Reductions against the CPU, in strict mode: every dtype, dims, keepdim, strided inputs, empty inputs,
+NaN propagation, short rows (a thread per output) and long rows (a workgroup per output)."""
+
+import pytest
+import torch
+from conftest import DTYPES, make_tensor
+
+pytestmark = pytest.mark.usefixtures("strict")
+
+FLOATS = [t for t in DTYPES if t.is_floating_point]
+SHAPES_AND_DIMS = [((7,), None), ((5, 9), 1), ((5, 9), 0), ((4, 300), 1), ((3, 4, 5), (0, 2)), ((2, 3, 70), (1, 2)),
+                   ((), None)]
+
+
+def tolerance(dtype, n=1):
+    if dtype in (torch.float16, torch.bfloat16):
+        return dict(rtol=2e-2, atol=2e-2 * max(1.0, n ** 0.5))
+    if dtype == torch.float32:
+        return dict(rtol=1e-4, atol=1e-3)
+    return dict(rtol=1e-7, atol=1e-7)
+
+
+def close(actual, expected, dtype, n=1):
+    assert actual.device.type == "dml"
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual, expected)
+    if expected.dtype.is_floating_point:
+        torch.testing.assert_close(actual.cpu(), expected, equal_nan=True, **tolerance(dtype, n))
+    else:
+        assert torch.equal(actual.cpu(), expected)
+
+
+def sample(shape, dtype, seed=0):
+    x = make_tensor(shape, dtype, seed)
+    return x / 1000 if dtype.is_floating_point else x
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,dim", SHAPES_AND_DIMS, ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_mean_amax_amin(dtype, shape, dim, keepdim):
+    x = sample(shape, dtype)
+    if dtype in (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8):
+        x = x % 7  # keep integer sums away from overflow
+    d = x.to("dml")
+    n = x.numel()
+    close(d.sum(dim, keepdim=keepdim), x.sum(dim, keepdim=keepdim), dtype, n)
+    if dtype.is_floating_point:
+        close(d.mean(dim, keepdim=keepdim), x.mean(dim, keepdim=keepdim), dtype)
+    if dim is not None or x.dim() == 0:
+        close(d.amax(dim if dim is not None else (), keepdim=keepdim), x.amax(dim if dim is not None else (), keepdim=keepdim), dtype)
+        close(d.amin(dim if dim is not None else (), keepdim=keepdim), x.amin(dim if dim is not None else (), keepdim=keepdim), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_max_min_argmax_over_dim_and_all(dtype):
+    x = sample((6, 130), dtype, seed=1)
+    d = x.to("dml")
+    for dim in (0, 1):
+        values, indices = d.max(dim)
+        expected = x.max(dim)
+        close(values, expected.values, dtype)
+        assert torch.equal(indices.cpu(), expected.indices)  # ties: the first index, as on the CPU
+        close(d.min(dim, keepdim=True).values, x.min(dim, keepdim=True).values, dtype)
+        if dtype != torch.bool:
+            assert torch.equal(d.argmax(dim).cpu(), x.argmax(dim))
+    close(d.max(), x.max(), dtype)
+    close(d.min(), x.min(), dtype)
+    if dtype == torch.bool:
+        with pytest.raises(RuntimeError, match="bool"):
+            d.argmax()
+    else:
+        assert torch.equal(d.argmax().cpu(), x.argmax()) and torch.equal(d.argmin().cpu(), x.argmin())
+        assert torch.equal(d.t().argmax().cpu(), x.t().argmax())
+
+
+def test_ties_pick_the_first_index_and_nan_wins():
+    x = torch.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, float("nan"), 5.0, float("nan")]])
+    d = x.to("dml")
+    assert torch.equal(d.argmax(1).cpu(), x.argmax(1))
+    assert torch.equal(d.max(1).indices.cpu(), x.max(1).indices)
+    torch.testing.assert_close(d.amax(1).cpu(), x.amax(1), equal_nan=True)
+    torch.testing.assert_close(d.max().cpu(), x.max(), equal_nan=True)
+    long_row = torch.zeros(1000)
+    long_row[[10, 500]] = 7.0
+    assert d.new_tensor(long_row).argmax().item() == 10
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("correction", [0, 1, 2])
+def test_var_std_and_moments(dtype, correction):
+    x = sample((4, 90), dtype, seed=2) * 10
+    d = x.to("dml")
+    close(d.var(1, correction=correction), x.var(1, correction=correction), dtype)
+    close(d.std(0, correction=correction, keepdim=True), x.std(0, correction=correction, keepdim=True), dtype)
+    close(d.var(), x.var(), dtype)
+    for actual, expected in zip(torch.var_mean(d, 1, correction=correction), torch.var_mean(x, 1, correction=correction)):
+        close(actual, expected, dtype)
+    for actual, expected in zip(torch.std_mean(d), torch.std_mean(x)):
+        close(actual, expected, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_any_all_count_nonzero(dtype):
+    x = make_tensor((5, 70), dtype, seed=3)
+    if dtype != torch.bool:
+        x[x.abs() > 0 if dtype != torch.uint8 else x > 100] = 0
+    d = x.to("dml")
+    for dim in (0, 1):
+        assert torch.equal(d.any(dim).cpu(), x.any(dim)) and torch.equal(d.all(dim).cpu(), x.all(dim))
+        assert torch.equal(torch.count_nonzero(d, dim).cpu(), torch.count_nonzero(x, dim))
+    assert torch.equal(d.any().cpu(), x.any()) and torch.equal(d.all().cpu(), x.all())
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("ord", [2, 1, 0, 3.5, float("inf"), -float("inf")])
+def test_vector_norm(dtype, ord):
+    if dtype == torch.float64 and ord == 3.5:
+        pytest.skip("float64 norms of general order run on the CPU fallback (pow is float32 in WGSL)")
+    x = sample((3, 80), dtype, seed=4)
+    d = x.to("dml")
+    close(torch.linalg.vector_norm(d, ord, dim=1), torch.linalg.vector_norm(x, ord, dim=1), dtype, 80)
+    close(torch.linalg.vector_norm(d, ord), torch.linalg.vector_norm(x, ord), dtype, 240)
+
+
+def test_float_to_bool_keeps_nan_true_and_negative_zero_false():
+    x = torch.tensor([float("nan"), -0.0, 0.0, 1e-40, -2.0])
+    assert torch.equal(x.to("dml").to(torch.bool).cpu(), x.to(torch.bool))
+    assert torch.equal(x.to("dml").any().cpu(), x.any())
+
+
+def test_prod_nansum_and_integer_promotion():
+    i = torch.randint(-3, 4, (4, 6), dtype=torch.int32)
+    d = i.to("dml")
+    close(d.sum(1), i.sum(1), torch.int64)
+    close(d.prod(1), i.prod(1), torch.int64)
+    close(d.prod(), i.prod(), torch.int64)
+    close(d.sum(1, dtype=torch.int16), i.sum(1, dtype=torch.int16), torch.int16)
+    f = torch.tensor([[1.0, float("nan"), 2.0], [float("nan")] * 3])
+    close(f.to("dml").nansum(1), f.nansum(1), torch.float32)
+    close(f.to("dml").nansum(), f.nansum(), torch.float32)
+    b = torch.tensor([True, False, True])
+    close(b.to("dml").sum(), b.sum(), torch.int64)
+
+
+def test_strided_and_expanded_inputs():
+    x = torch.randn(8, 12)
+    d = x.to("dml")
+    close(d.t().sum(1), x.t().sum(1), torch.float32)
+    close(d[::2, 1::3].mean(0), x[::2, 1::3].mean(0), torch.float32)
+    e = torch.randn(5)
+    close(e.to("dml").expand(3, 5).sum(0), e.expand(3, 5).sum(0), torch.float32)
+
+
+def test_empty_inputs_follow_pytorch():
+    e = torch.empty(0, 4, device="dml")
+    close(e.sum(0), torch.zeros(4), torch.float32)
+    close(e.prod(0), torch.ones(4), torch.float32)
+    assert torch.isnan(e.mean(0).cpu()).all()
+    with pytest.raises(IndexError):
+        e.amax(0)
+    with pytest.raises(RuntimeError):
+        e.max()
+
+
+def test_out_variants_resize_and_convert():
+    x = torch.randn(3, 10)
+    out = torch.empty(0, dtype=torch.float16, device="dml")
+    torch.sum(x.to(torch.float16).to("dml"), 1, out=out)
+    close(out, x.to(torch.float16).sum(1), torch.float16)
+    idx = torch.empty(7, dtype=torch.int64, device="dml")
+    torch.argmax(x.to("dml"), 1, out=idx)
+    assert torch.equal(idx.cpu(), x.argmax(1))
