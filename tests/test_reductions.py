@@ -14,10 +14,10 @@ SHAPES_AND_DIMS = [((7,), None), ((5, 9), 1), ((5, 9), 0), ((4, 300), 1), ((3, 4
 
 def tolerance(dtype, n=1):
     if dtype in (torch.float16, torch.bfloat16):
-        return dict(rtol=2e-2, atol=2e-2 * max(1.0, n ** 0.5))
+        return {"rtol": 2e-2, "atol": 2e-2 * max(1.0, n ** 0.5)}
     if dtype == torch.float32:
-        return dict(rtol=1e-4, atol=1e-3)
-    return dict(rtol=1e-7, atol=1e-7)
+        return {"rtol": 1e-4, "atol": 1e-3}
+    return {"rtol": 1e-7, "atol": 1e-7}
 
 
 def close(actual, expected, dtype, n=1):
