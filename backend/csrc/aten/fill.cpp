@@ -1,6 +1,6 @@
 // fill_ and zero_ on the copy family's fill kernel: the value is encoded once on the host in the
 // tensor's own dtype (PyTorch's conversion rules), then its bits are written everywhere.
-#include <ATen/ops/scalar_tensor.h>
+#include <ATen/Dispatch_v2.h>
 #include <torch/library.h>
 
 #include <cstring>
@@ -17,11 +17,14 @@ at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
                   .resize_outputs(false)
                   .check_all_same_dtype(false)
                   .build();
-  at::Tensor encoded = at::scalar_tensor(value, at::TensorOptions().dtype(self.scalar_type()));
+  // The value in the tensor's dtype, by c10's conversion rules (what a CPU fill_ would store).
   uint64_t bits = 0;
-  TORCH_CHECK(encoded.nbytes() <= sizeof(bits), "torch_dml: fill_ of ", self.scalar_type(),
-              " (element size ", encoded.nbytes(), ") is not supported natively");
-  std::memcpy(&bits, encoded.const_data_ptr(), encoded.nbytes());
+  AT_DISPATCH_V2(self.scalar_type(), "fill_", AT_WRAP([&] {
+    const scalar_t converted = value.to<scalar_t>();
+    static_assert(sizeof(converted) <= sizeof(bits));
+    std::memcpy(&bits, &converted, sizeof(converted));
+  }), AT_EXPAND(AT_ALL_TYPES), AT_EXPAND(AT_FLOAT8_TYPES), AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES), c10::kComplexHalf,
+     c10::kComplexFloat, c10::kHalf, c10::kBFloat16, c10::kBool);
   kernels::CopyGeometry geometry;
   TORCH_CHECK(copy_geometry(iter, geometry), "torch_dml: fill_: tensor shape beyond the kernel's 32-bit limits");
   runtime::DeviceContext& context = context_of(self);

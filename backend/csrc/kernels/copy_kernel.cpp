@@ -96,16 +96,16 @@ struct KernelSpec {
   c10::ScalarType dst_type;
   int rank;
 
+  // Built on every dispatch (the cache key), so kept cheap: no streams.
   std::string name() const {
-    std::ostringstream text;
-    const size_t src_size = c10::elementSize(src_type), dst_size = c10::elementSize(dst_type);
-    text << "copy/";
-    if (source == Source::Fill) text << "fill" << dst_size * 8;
-    else if (source == Source::Raw) text << "raw" << dst_size * 8;
-    else text << dtype_info(src_type)->name << ">" << dtype_info(dst_type)->name;
-    (void)src_size;
-    text << "/r" << rank << "/" << (store == Store::Plain ? "plain" : store == Store::Scatter ? "scatter" : "word");
-    return text.str();
+    const size_t dst_bits = c10::elementSize(dst_type) * 8;
+    std::string text = "copy/";
+    if (source == Source::Fill) text += "fill" + std::to_string(dst_bits);
+    else if (source == Source::Raw) text += "raw" + std::to_string(dst_bits);
+    else text += std::string(dtype_info(src_type)->name) + ">" + dtype_info(dst_type)->name;
+    text += "/r" + std::to_string(rank);
+    text += store == Store::Plain ? "/plain" : store == Store::Scatter ? "/scatter" : "/word";
+    return text;
   }
 
   std::string source_code() const {
