@@ -1,0 +1,95 @@
+// softmax / log_softmax and their backward passes on the row kernel. The softmax dim is moved last and
+// made contiguous (a native copy) so each row is one workgroup's contiguous run.
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_log_softmax_backward_data_ops.h>
+#include <ATen/ops/_log_softmax_ops.h>
+#include <ATen/ops/_softmax_backward_data_ops.h>
+#include <ATen/ops/_softmax_ops.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "kernels/softmax_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+using kernels::SoftmaxKind;
+
+bool native_dtype(c10::ScalarType type) {
+  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+}
+
+// out (any layout, any float dtype) <- kind applied along `dim` of input (and grad for backward).
+void run(SoftmaxKind kind, const at::Tensor& input, const std::optional<at::Tensor>& grad, int64_t dim,
+         const at::Tensor& out) {
+  c10::DeviceGuard guard(input.device());
+  const int64_t wrapped = at::maybe_wrap_dim(dim, std::max<int64_t>(input.dim(), 1));
+  auto moved = [&](const at::Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t.movedim(wrapped, -1).contiguous(); };
+  const at::Tensor x = moved(input);
+  const std::optional<at::Tensor> g = grad ? std::optional<at::Tensor>(moved(*grad)) : std::nullopt;
+  at::native::resize_output(out, input.sizes());
+  if (input.numel() == 0) return;
+  at::Tensor result = at::empty(x.sizes(), x.options().dtype(c10::kFloat));
+  kernels::SoftmaxProblem problem;
+  problem.kind = kind;
+  problem.length = static_cast<uint64_t>(x.size(-1));
+  problem.rows = static_cast<uint64_t>(x.numel()) / problem.length;
+  problem.out = device_ref(result);
+  problem.input = device_ref(x);
+  if (g) problem.grad = device_ref(*g);
+  runtime::DeviceContext& context = context_of(input);
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::softmax(context, problem);
+  }
+  out.copy_(input.dim() == 0 ? result.reshape({}) : result.movedim(-1, wrapped));
+}
+
+bool fits(const at::Tensor& t) {
+  if (!native_dtype(t.scalar_type())) return false;
+  runtime::DeviceContext& context = context_of(t);
+  return static_cast<uint64_t>(t.numel()) * 4 <= context.limits().maxStorageBufferBindingSize;
+}
+
+at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
+  if (!fits(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_softmax_out>::call(self, dim, half_to_float, out);
+  run(SoftmaxKind::Softmax, self, std::nullopt, dim, out);
+  return out;
+}
+
+at::Tensor& log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
+  if (!fits(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_log_softmax_out>::call(self, dim, half_to_float, out);
+  run(SoftmaxKind::LogSoftmax, self, std::nullopt, dim, out);
+  return out;
+}
+
+at::Tensor& softmax_backward_out(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                                 c10::ScalarType input_dtype, at::Tensor& grad_input) {
+  if (!fits(output) || grad_output.scalar_type() != output.scalar_type())
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_softmax_backward_data_out>::call(grad_output, output, dim, input_dtype, grad_input);
+  run(SoftmaxKind::SoftmaxBackward, output, grad_output, dim, grad_input);
+  return grad_input;
+}
+
+at::Tensor& log_softmax_backward_out(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                                     c10::ScalarType input_dtype, at::Tensor& out) {
+  if (!fits(output) || grad_output.scalar_type() != output.scalar_type())
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_log_softmax_backward_data_out>::call(grad_output, output, dim, input_dtype, out);
+  run(SoftmaxKind::LogSoftmaxBackward, output, grad_output, dim, out);
+  return out;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_softmax.out", TORCH_FN(softmax_out));
+  m.impl("_log_softmax.out", TORCH_FN(log_softmax_out));
+  m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out));
+  m.impl("_log_softmax_backward_data.out", TORCH_FN(log_softmax_backward_out));
+}
+
+} // namespace
+} // namespace torch_dml::aten
