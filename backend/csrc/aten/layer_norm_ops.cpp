@@ -1,0 +1,112 @@
+// native_layer_norm and its backward on the layer-norm row kernels (float32 arithmetic); the weight
+// and bias gradients are column sums through the native reduction.
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/native_layer_norm_backward_ops.h>
+#include <ATen/ops/native_layer_norm_ops.h>
+#include <ATen/ops/sum.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "kernels/layer_norm_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+using Triple = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+
+bool same_dtype(const at::Tensor& input, const std::optional<at::Tensor>& other) {
+  return !other || !other->defined() || other->scalar_type() == input.scalar_type();
+}
+
+std::vector<int64_t> stat_shape(const at::Tensor& input, size_t normalized_dims) {
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
+  for (size_t i = shape.size() - normalized_dims; i < shape.size(); ++i) shape[i] = 1;
+  return shape;
+}
+
+Triple layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shape_sym,
+                  const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps) {
+  const auto normalized_shape = C10_AS_INTARRAYREF_SLOW(normalized_shape_sym);
+  runtime::DeviceContext& context = context_of(input);
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  if (!kernels::layer_norm_unsupported_reason(context, input.scalar_type(), input.numel()).empty() ||
+      !same_dtype(input, weight) || !same_dtype(input, bias) || axis < 0 ||
+      !input.sizes().slice(axis).equals(normalized_shape) || input.numel() == 0)
+    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_layer_norm>::call(
+        input, normalized_shape_sym, weight, bias, eps);
+  c10::DeviceGuard guard(input.device());
+  const int64_t length = c10::multiply_integers(normalized_shape);
+  const int64_t rows = input.numel() / length;
+  const at::Tensor x = input.contiguous();
+  const at::TensorOptions f32 = input.options().dtype(c10::kFloat);
+  at::Tensor out = at::empty({rows, length}, f32), mean = at::empty({rows}, f32), rstd = at::empty({rows}, f32);
+  kernels::LayerNormForward problem;
+  problem.rows = static_cast<uint64_t>(rows);
+  problem.length = static_cast<uint64_t>(length);
+  problem.eps = static_cast<float>(eps);
+  problem.input = device_ref(x);
+  at::Tensor w, b;
+  if (weight && weight->defined()) problem.weight = device_ref(w = weight->contiguous());
+  if (bias && bias->defined()) problem.bias = device_ref(b = bias->contiguous());
+  problem.out = device_ref(out);
+  problem.mean = device_ref(mean);
+  problem.rstd = device_ref(rstd);
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::layer_norm_forward(context, problem);
+  }
+  const auto stats = stat_shape(input, normalized_shape.size());
+  return {out.view(input.sizes()).to(input.scalar_type()), mean.view(stats).to(input.scalar_type()),
+          rstd.view(stats).to(input.scalar_type())};
+}
+
+Triple layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, c10::SymIntArrayRef normalized_shape_sym,
+                           const at::Tensor& mean, const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
+                           const std::optional<at::Tensor>& bias, std::array<bool, 3> output_mask) {
+  const auto normalized_shape = C10_AS_INTARRAYREF_SLOW(normalized_shape_sym);
+  runtime::DeviceContext& context = context_of(input);
+  if (!kernels::layer_norm_unsupported_reason(context, input.scalar_type(), input.numel()).empty() ||
+      !same_dtype(input, weight) || grad_out.scalar_type() != input.scalar_type() || input.numel() == 0)
+    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_layer_norm_backward>::call(
+        grad_out, input, normalized_shape_sym, mean, rstd, weight, bias, output_mask);
+  c10::DeviceGuard guard(input.device());
+  const int64_t length = c10::multiply_integers(normalized_shape);
+  const int64_t rows = input.numel() / length;
+  const at::TensorOptions f32 = input.options().dtype(c10::kFloat);
+  const at::Tensor g = grad_out.contiguous(), x = input.contiguous();
+  const at::Tensor mean_f = mean.to(c10::kFloat).contiguous(), rstd_f = rstd.to(c10::kFloat).contiguous();
+  at::Tensor grad_input = at::empty({rows, length}, f32), weighted = at::empty({rows, length}, f32);
+  kernels::LayerNormBackward problem;
+  problem.rows = static_cast<uint64_t>(rows);
+  problem.length = static_cast<uint64_t>(length);
+  problem.grad = device_ref(g);
+  problem.input = device_ref(x);
+  problem.mean = device_ref(mean_f);
+  problem.rstd = device_ref(rstd_f);
+  at::Tensor w;
+  const bool has_weight = weight && weight->defined();
+  if (has_weight) problem.weight = device_ref(w = weight->contiguous());
+  problem.grad_input = device_ref(grad_input);
+  problem.weighted = device_ref(weighted);
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::layer_norm_backward(context, problem);
+  }
+  at::Tensor dx, dw, db;
+  if (output_mask[0]) dx = grad_input.view(input.sizes()).to(input.scalar_type());
+  if (output_mask[1] && has_weight) dw = at::sum(weighted, {0}, false, weight->scalar_type()).view(weight->sizes());
+  if (output_mask[2] && bias && bias->defined())
+    db = at::sum(g.view({rows, length}), {0}, false, bias->scalar_type()).view(bias->sizes());
+  return {dx, dw, db};
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_layer_norm", TORCH_FN(layer_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(layer_norm_backward));
+}
+
+} // namespace
+} // namespace torch_dml::aten
