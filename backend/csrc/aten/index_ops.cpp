@@ -1,0 +1,86 @@
+// index_select (and embedding, which is index_select on the weight) on the row-gather kernel.
+// Indices are range-checked on the device (amin/amax, one small read) so a bad index is an IndexError,
+// as on the CPU, never an out-of-bounds read.
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/amax.h>
+#include <ATen/ops/amin.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index_select_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "kernels/gather_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
+  const int64_t wrapped = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  const int64_t trailing = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(wrapped + 1));
+  const bool word_rows = (trailing * self.element_size()) % 4 == 0;
+  const bool index_ok = (index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt) &&
+      index.device() == self.device() && index.dim() <= 1;
+  if (!word_rows || !index_ok || self.dim() == 0 || out.scalar_type() != self.scalar_type())
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_select_out>::call(self, dim, index, out);
+  c10::DeviceGuard guard(self.device());
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  shape[wrapped] = index.numel();
+  at::native::resize_output(out, shape);
+  if (out.numel() == 0) return out;
+  const int64_t rows = self.size(wrapped);
+  const at::Tensor flat_index = index.reshape({-1}).contiguous();
+  if (flat_index.numel()) {
+    const int64_t low = at::amin(flat_index).item<int64_t>(), high = at::amax(flat_index).item<int64_t>();
+    TORCH_CHECK_INDEX(low >= 0 && high < rows, "index out of range in self");
+  }
+  at::Tensor source = self.contiguous();
+  // Word addressing needs the first row on a word boundary; a fresh copy always starts on one.
+  if (device_ref(source).element_offset * source.element_size() % 4 != 0) source = self.clone();
+  const bool direct = out.is_contiguous();
+  at::Tensor target = direct ? out : at::empty(shape, out.options());
+  kernels::GatherProblem problem;
+  problem.outer = static_cast<uint64_t>(c10::multiply_integers(self.sizes().slice(0, wrapped)));
+  problem.source_rows = static_cast<uint64_t>(rows);
+  problem.count = static_cast<uint64_t>(flat_index.numel());
+  problem.row_words = static_cast<uint64_t>(trailing * self.element_size() / 4);
+  // Address both sides in 32-bit words: rows are whole words, and every storage starts word-aligned.
+  auto as_words = [](const at::Tensor& t) {
+    kernels::DeviceTensorRef ref = device_ref(t);
+    const uint64_t byte_offset = ref.element_offset * t.element_size();
+    TORCH_INTERNAL_ASSERT(byte_offset % 4 == 0);
+    ref.element_offset = byte_offset / 4;
+    ref.dtype = c10::kInt;
+    return ref;
+  };
+  problem.out = as_words(target);
+  problem.self = as_words(source);
+  problem.index = device_ref(flat_index);
+  runtime::DeviceContext& context = context_of(self);
+  const std::string reason = kernels::gather_unsupported_reason(context, problem);
+  if (!reason.empty())
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_select_out>::call(self, dim, index, out);
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::gather_rows(context, problem);
+  }
+  if (!direct) out.copy_(target);
+  return out;
+}
+
+at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options());
+  return index_select_out(self, dim, index, out);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index_select.out", TORCH_FN(index_select_out));
+  m.impl("index_select", TORCH_FN(index_select));
+}
+
+} // namespace
+} // namespace torch_dml::aten
