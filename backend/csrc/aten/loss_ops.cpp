@@ -1,0 +1,117 @@
+// nll_loss forward and backward (so cross_entropy = log_softmax + nll_loss trains natively) for
+// (N, C) inputs with int64 targets; other shapes go to the counted fallback.
+#include <ATen/core/Reduction.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/amax.h>
+#include <ATen/ops/amin.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/nll_loss_backward_ops.h>
+#include <ATen/ops/nll_loss_forward_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "kernels/nll_loss_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+bool native_case(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight) {
+  const auto type = self.scalar_type();
+  const bool floating = type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+  return floating && self.dim() == 2 && target.dim() == 1 && target.scalar_type() == c10::kLong &&
+      target.size(0) == self.size(0) && (!weight || !weight->defined() || weight->scalar_type() == type);
+}
+
+void check_targets(const at::Tensor& target, int64_t classes, int64_t ignore_index) {
+  if (target.numel() == 0) return;
+  const int64_t high = at::amax(target).item<int64_t>(), low = at::amin(target).item<int64_t>();
+  TORCH_CHECK_INDEX((high < classes || high == ignore_index) && (low >= 0 || low == ignore_index),
+                    "Target ", high >= classes ? high : low, " is out of bounds.");
+}
+
+std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
+                                                      const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                      c10::SymInt ignore_index_sym, at::Tensor& output,
+                                                      at::Tensor& total_weight) {
+  if (!native_case(self, target, weight))
+    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::nll_loss_forward_output>::call(
+        self, target, weight, reduction, ignore_index_sym, output, total_weight);
+  const int64_t ignore_index = ignore_index_sym.guard_int(__FILE__, __LINE__);
+  c10::DeviceGuard guard(self.device());
+  check_targets(target, self.size(1), ignore_index);
+  const at::TensorOptions f32 = self.options().dtype(c10::kFloat);
+  const bool per_sample = reduction == at::Reduction::None;
+  at::Tensor result = at::empty({per_sample ? self.size(0) : 2}, f32);
+  at::Tensor x = self.contiguous(), t = target.contiguous(), w;
+  kernels::NllLossProblem problem;
+  problem.reduction = reduction;
+  problem.ignore_index = ignore_index;
+  problem.samples = static_cast<uint64_t>(self.size(0));
+  problem.classes = static_cast<uint64_t>(self.size(1));
+  problem.input = device_ref(x);
+  problem.target = device_ref(t);
+  if (weight && weight->defined()) problem.weight = device_ref(w = weight->contiguous());
+  problem.out = device_ref(result);
+  if (problem.samples > 0 || !per_sample) {
+    runtime::DeviceContext& context = context_of(self);
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::nll_loss(context, problem);
+  }
+  if (per_sample) {
+    at::native::resize_output(output, {self.size(0)});
+    output.copy_(result);
+    at::native::resize_output(total_weight, {});
+    total_weight.zero_();
+  } else {
+    at::native::resize_output(output, {});
+    at::native::resize_output(total_weight, {});
+    output.copy_(result[0]);
+    total_weight.copy_(result[1]);
+  }
+  return {output, total_weight};
+}
+
+at::Tensor& nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                              const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index_sym,
+                              const at::Tensor& total_weight, at::Tensor& grad_input) {
+  if (!native_case(self, target, weight))
+    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::nll_loss_backward_grad_input>::call(
+        grad_output, self, target, weight, reduction, ignore_index_sym, total_weight, grad_input);
+  c10::DeviceGuard guard(self.device());
+  const at::TensorOptions f32 = self.options().dtype(c10::kFloat);
+  at::Tensor result = at::empty(self.sizes(), f32);
+  result.zero_();
+  at::Tensor x = self.contiguous(), t = target.contiguous(), w;
+  at::Tensor grad = grad_output.to(c10::kFloat).contiguous(), total = total_weight.to(c10::kFloat).contiguous();
+  kernels::NllLossProblem problem;
+  problem.backward = true;
+  problem.reduction = reduction;
+  problem.ignore_index = ignore_index_sym.guard_int(__FILE__, __LINE__);
+  problem.samples = static_cast<uint64_t>(self.size(0));
+  problem.classes = static_cast<uint64_t>(self.size(1));
+  problem.input = device_ref(x);
+  problem.target = device_ref(t);
+  if (weight && weight->defined()) problem.weight = device_ref(w = weight->contiguous());
+  problem.out = device_ref(result);
+  problem.grad = device_ref(grad);
+  problem.total = device_ref(total);
+  if (problem.samples > 0) {
+    runtime::DeviceContext& context = context_of(self);
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::nll_loss(context, problem);
+  }
+  at::native::resize_output(grad_input, self.sizes());
+  grad_input.copy_(result);
+  return grad_input;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward));
+  m.impl("nll_loss_backward.grad_input", TORCH_FN(nll_loss_backward));
+}
+
+} // namespace
+} // namespace torch_dml::aten

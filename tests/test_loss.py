@@ -1,0 +1,47 @@
+"""nll_loss / cross_entropy forward and backward, native (strict mode), against the CPU."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+pytestmark = pytest.mark.usefixtures("strict")
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-6}, torch.float16: {"rtol": 1e-2, "atol": 1e-2},
+             torch.bfloat16: {"rtol": 3e-2, "atol": 3e-2}}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_forward_and_backward(dtype, reduction, weighted):
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(300, 7, generator=gen).log_softmax(1).to(dtype)
+    target = torch.randint(0, 7, (300,), generator=gen)
+    target[::5] = -100
+    weight = torch.rand(7, generator=gen).to(dtype) if weighted else None
+    d = x.to("dml").requires_grad_()
+    loss = F.nll_loss(d, target.to("dml"), weight=None if weight is None else weight.to("dml"), reduction=reduction)
+    c = x.float().requires_grad_()
+    expected = F.nll_loss(c, target, weight=None if weight is None else weight.float(), reduction=reduction)
+    torch.testing.assert_close(loss.cpu(), expected.to(dtype), **TOLERANCE[dtype])
+    grad = torch.randn(expected.shape, generator=gen)
+    loss.backward(grad.to(dtype).to("dml"))
+    expected.backward(grad.to(dtype).float())
+    torch.testing.assert_close(d.grad.cpu(), c.grad.to(dtype), **TOLERANCE[dtype])
+
+
+def test_cross_entropy_trains_natively():
+    gen = torch.Generator().manual_seed(1)
+    logits = torch.randn(16, 5, generator=gen)
+    target = torch.randint(0, 5, (16,), generator=gen)
+    d = logits.to("dml").requires_grad_()
+    F.cross_entropy(d, target.to("dml")).backward()
+    c = logits.clone().requires_grad_()
+    F.cross_entropy(c, target).backward()
+    torch.testing.assert_close(d.grad.cpu(), c.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_out_of_range_target_is_an_index_error():
+    with pytest.raises(IndexError, match="out of bounds"):
+        F.nll_loss(torch.zeros(2, 3).to("dml"), torch.tensor([0, 3]).to("dml"))
