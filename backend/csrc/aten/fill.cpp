@@ -1,17 +1,22 @@
 // fill_ and zero_ on the copy family's fill kernel: the value is encoded once on the host in the
 // tensor's own dtype (PyTorch's conversion rules), then its bits are written everywhere.
 #include <ATen/Dispatch_v2.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/fill_ops.h>
 #include <torch/library.h>
 
 #include <cstring>
 
 #include "aten/common.h"
+#include "aten/fallback.h"
 
 namespace torch_dml::aten {
 namespace {
 
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   if (self.numel() == 0) return self;
+  if (self.element_size() > 8)  // complex128: no 16-byte fill kernel; the counted fallback serves it
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fill__Scalar>::call(self, value);
   auto iter = at::TensorIteratorConfig()
                   .add_output(self)
                   .resize_outputs(false)

@@ -381,14 +381,14 @@ at::Tensor prod_all(const at::Tensor& self, std::optional<c10::ScalarType> dtype
 at::Tensor var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
                bool keepdim) {
   c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
   return var_out(self, dim, correction, keepdim, out);
 }
 
 at::Tensor std_dev(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
                bool keepdim) {
   c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({0}, self.options());
+  at::Tensor out = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
   return std_out(self, dim, correction, keepdim, out);
 }
 
