@@ -154,3 +154,15 @@ def test_more_than_eight_dimensions():
     target = torch.zeros_like(y).permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4)
     target.copy_(x.permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4))
     assert torch.equal(target.cpu(), x.permute(9, 0, 8, 1, 7, 2, 6, 3, 5, 4))
+
+
+def test_conjugate_and_negative_views_copy_their_values():
+    """The conj/neg bits live in metadata; copies must apply them (and must not recurse forever)."""
+    x = torch.randn(4, 3, dtype=torch.complex64)
+    d = x.to("dml")
+    assert torch.equal(d.conj().cpu(), x.conj())
+    assert torch.equal(d.conj().clone().cpu(), x.conj().resolve_conj())
+    assert torch.equal(d.t().conj().contiguous().cpu(), x.t().conj().resolve_conj())
+    assert torch.equal(x.conj().to("dml").cpu(), x.conj())
+    n = torch.randn(5)
+    assert torch.equal(n.to("dml")._neg_view().cpu(), -n)

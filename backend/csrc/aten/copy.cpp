@@ -132,8 +132,11 @@ void host_to_device(const at::Tensor& dst, const at::Tensor& src) {
 void device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   at::Tensor contiguous = src;
   const runtime::BufferSpan first = runtime::device_allocator().resolve(src.const_data_ptr());
-  if (src.dim() > kernels::kMaxCopyRank) {
-    const_cast<at::Tensor&>(dst).copy_(read_span(src));
+  if (src.dim() > kernels::kMaxCopyRank || src.is_conj() || src.is_neg()) {
+    at::Tensor values = read_span(src);
+    if (src.is_conj()) values = values.conj();
+    if (src.is_neg()) values = values._neg_view();
+    const_cast<at::Tensor&>(dst).copy_(values);
     return;
   }
   if (!src.is_contiguous() || first.offset % 4 != 0) {
@@ -156,19 +159,33 @@ void device_to_host(const at::Tensor& dst, const at::Tensor& src) {
       std::memcpy(host.mutable_data_ptr(), words.data(), nbytes);
     }
   }
-  const_cast<at::Tensor&>(dst).copy_(host);
+  at::Tensor values = host;
+  if (src.is_conj()) values = values.conj();
+  if (src.is_neg()) values = values._neg_view();
+  const_cast<at::Tensor&>(dst).copy_(values);
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking: copies are ordered*/) {
   if (dst.numel() == 0) return dst;
+  TORCH_CHECK(!dst.is_conj() && !dst.is_neg(), "torch_dml: copying into a conjugate or negative view is not "
+              "supported; resolve it first (resolve_conj() / resolve_neg())");
   const bool from_device = self.device().type() == c10::DeviceType::PrivateUse1;
   const bool to_device = dst.device().type() == c10::DeviceType::PrivateUse1;
+  // Conjugate / negative views carry their math in a bit, not in memory: kernels move bits, so such a
+  // source is resolved through the host, where PyTorch applies the bit.
+  if (from_device && to_device && (self.is_conj() || self.is_neg())) {
+    // Not self.to(kCPU): _to_copy would resolve the bit with a device clone, i.e. come back here.
+    at::Tensor host = at::empty(self.sizes(), self.options().device(c10::kCPU).dtype(dst.scalar_type()));
+    device_to_host(host, self);
+    host_to_device(dst, host);
+    return dst;
+  }
   if (from_device && to_device) {
     if (self.device() == dst.device()) device_to_device(dst, self);
     else const_cast<at::Tensor&>(dst).copy_(self.to(c10::kCPU));
   } else if (to_device) {
     TORCH_CHECK(self.device().is_cpu(), "torch_dml: copies to dml come from the CPU or dml, not ", self.device());
-    host_to_device(dst, self);
+    host_to_device(dst, self.resolve_conj().resolve_neg());
   } else {
     TORCH_CHECK(dst.device().is_cpu(), "torch_dml: copies from dml go to the CPU or dml, not ", dst.device());
     device_to_host(dst, self);
@@ -185,6 +202,16 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   TORCH_CHECK(self.numel() == 1, "torch_dml: a Tensor with ", self.numel(),
               " elements cannot be converted to Scalar");
   return self.to(c10::kCPU).item();
+}
+
+// The Conjugate / Negative fallbacks would resolve the source by clone(), which copies through
+// _copy_from again: endless recursion. _copy_from applies the bits itself instead.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
