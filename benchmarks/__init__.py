@@ -1,0 +1,7 @@
+"""Benchmarks: the same work timed on dml, on the CPU and (when present) on CUDA, in one process.
+
+    python -m benchmarks --quick            # minutes on lavapipe
+    python -m benchmarks --devices dml,cuda # a GPU machine
+
+Writes reports/bench/results.json, results.md and PNG plots.
+"""

@@ -1,0 +1,130 @@
+"""What is measured: each case builds its inputs on a device and returns the callable to time plus the
+work it does (bytes moved or floating-point operations), so rows compare across devices."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class Case:
+    suite: str
+    name: str
+    size: str
+    unit: str                      # "GB/s", "TFLOP/s", "us/op", "ms/step"
+    make: Callable[[str], Callable[[], object]]
+    work: float                    # bytes or FLOPs per call (0 for latency rows)
+    inner: int = 1
+    accelerator_only: bool = False # host <-> device copies mean nothing on the CPU
+
+
+def _elementwise(quick: bool) -> Iterator[Case]:
+    sizes = [1 << 10, 1 << 16, 1 << 20] if quick else [1 << 10, 1 << 14, 1 << 18, 1 << 22, 1 << 24, 1 << 26]
+    for n in sizes:
+        for name, fn in (("add", torch.add), ("mul", torch.mul)):
+            def make(device: str, n: int = n, fn: Callable = fn) -> Callable[[], object]:
+                a, b = torch.rand(n, device=device), torch.rand(n, device=device)
+                return lambda: fn(a, b)
+            yield Case("elementwise", name, str(n), "GB/s", make, 12.0 * n)
+        def make_exp(device: str, n: int = n) -> Callable[[], object]:
+            a = torch.rand(n, device=device)
+            return lambda: torch.exp(a)
+        yield Case("elementwise", "exp", str(n), "GB/s", make_exp, 8.0 * n)
+        def make_strided(device: str, n: int = n) -> Callable[[], object]:
+            a = torch.rand(2 * n, device=device)[::2]
+            return lambda: a.contiguous()
+        yield Case("elementwise", "copy strided", str(n), "GB/s", make_strided, 8.0 * n)
+
+
+def _reductions(quick: bool) -> Iterator[Case]:
+    sizes = [1 << 16, 1 << 20] if quick else [1 << 16, 1 << 20, 1 << 24, 1 << 26]
+    for n in sizes:
+        for name, fn in (("sum", lambda t: t.sum()), ("amax", lambda t: t.amax()), ("mean", lambda t: t.mean()),
+                         ("sum last dim", lambda t: t.view(-1, 1024).sum(-1))):
+            def make(device: str, n: int = n, fn: Callable = fn) -> Callable[[], object]:
+                a = torch.rand(n, device=device)
+                return lambda: fn(a)
+            yield Case("reduction", name, str(n), "GB/s", make, 4.0 * n)
+    rows = 256 if quick else 4096
+    for name, fn in (("softmax", lambda t: torch.softmax(t, -1)),
+                     ("layer_norm", lambda t: F.layer_norm(t, (t.shape[-1],)))):
+        def make_row(device: str, fn: Callable = fn) -> Callable[[], object]:
+            a = torch.rand(rows, 1024, device=device)
+            return lambda: fn(a)
+        yield Case("reduction", name, f"{rows}x1024", "GB/s", make_row, 8.0 * rows * 1024)
+
+
+def _gemm(quick: bool) -> Iterator[Case]:
+    shapes = [(256, 256, 256), (512, 512, 512)] if quick else [
+        (256, 256, 256), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 64, 8192), (64, 8192, 64)]
+    dtypes = [torch.float32] if quick else [torch.float32, torch.float16, torch.bfloat16]
+    for dtype in dtypes:
+        for m, k, n in shapes:
+            def make(device: str, m: int = m, k: int = k, n: int = n, dtype: torch.dtype = dtype) -> Callable[[], object]:
+                a = torch.rand(m, k, device=device).to(dtype)
+                b = torch.rand(k, n, device=device).to(dtype)
+                return lambda: a @ b
+            yield Case("gemm", f"mm {str(dtype).removeprefix('torch.')}", f"{m}x{k}x{n}", "TFLOP/s", make,
+                       2.0 * m * k * n)
+
+
+def _overhead(quick: bool) -> Iterator[Case]:
+    def make_chain(device: str) -> Callable[[], object]:
+        a = torch.zeros(16, device=device)
+        def chain() -> object:
+            for _ in range(1000):
+                a.fill_(1.0)
+            return a
+        return chain
+    yield Case("overhead", "1000 tiny fill_", "16", "us/op", make_chain, 1000.0)
+    for n in ([1 << 20] if quick else [1 << 20, 1 << 26]):
+        def make_h2d(device: str, n: int = n) -> Callable[[], object]:
+            host = torch.rand(n)
+            return lambda: host.to(device)
+        yield Case("copy", "host to device", str(n), "GB/s", make_h2d, 4.0 * n, accelerator_only=True)
+        def make_d2h(device: str, n: int = n) -> Callable[[], object]:
+            on_device = torch.rand(n, device=device)
+            return lambda: on_device.cpu()
+        yield Case("copy", "device to host", str(n), "GB/s", make_d2h, 4.0 * n, accelerator_only=True)
+
+
+def _training(quick: bool) -> Iterator[Case]:
+    batch = 32 if quick else 256
+    def make_mlp(device: str) -> Callable[[], object]:
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10)).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x, y = torch.rand(batch, 256, device=device), torch.randint(0, 10, (batch,), device=device)
+        def step() -> object:
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    yield Case("training", "MLP step", f"batch {batch}", "ms/step", make_mlp, 0.0)
+    def make_block(device: str) -> Callable[[], object]:
+        torch.manual_seed(0)
+        block = torch.nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True).to(device)
+        opt = torch.optim.SGD(block.parameters(), lr=0.01)
+        x = torch.rand(8 if quick else 32, 64, 128, device=device)
+        def step() -> object:
+            opt.zero_grad()
+            out = block(x).square().mean()
+            out.backward()
+            opt.step()
+            return out
+        return step
+    yield Case("training", "transformer encoder block step", "seq 64, d 128", "ms/step", make_block, 0.0)
+
+
+SUITES = {"elementwise": _elementwise, "reduction": _reductions, "gemm": _gemm, "overhead": _overhead,
+          "training": _training}
+
+
+def cases(quick: bool, suites: list[str]) -> list[Case]:
+    return [case for name in suites for case in SUITES[name](quick)]

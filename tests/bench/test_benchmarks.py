@@ -1,0 +1,66 @@
+"""The benchmark runner: timing statistics, units, fallback marking, ratios and the report."""
+
+import torch
+
+from benchmarks import report, runner
+from benchmarks.suites import Case, cases
+from benchmarks.timing import measure
+
+
+def test_measure_reports_median_and_spread():
+    calls = []
+    timing = measure(lambda: calls.append(1), "cpu", repeats=5, warmup=2, inner=3)
+    assert len(calls) == 2 + 5 * 3
+    assert timing.min_s <= timing.median_s <= timing.max_s and timing.repeats == 5 and timing.spread >= 0
+
+
+def test_units():
+    case = Case("gemm", "mm", "2", "TFLOP/s", lambda d: (lambda: None), 2e12)
+    assert runner.value(case, 1.0) == 2.0
+    latency = Case("overhead", "chain", "1", "us/op", lambda d: (lambda: None), 1000.0)
+    assert abs(runner.value(latency, 0.001) - 1.0) < 1e-9
+
+
+def summing(device):
+    a = torch.ones(64, device=device)
+    return lambda: a.sum()
+
+
+def scanning(device):
+    a = torch.ones(64, device=device)
+    return lambda: a.cumsum(0)
+
+
+def test_native_row_is_ok_and_fallback_row_is_marked():
+    native = Case("reduction", "sum", "64", "GB/s", summing, 256.0)
+    row = runner.run_case(native, "dml", repeats=2)
+    assert row["status"] == "ok" and row["value"] > 0
+    fallback = Case("scan", "cumsum", "64", "GB/s", scanning, 512.0)
+    row = runner.run_case(fallback, "dml", repeats=2)
+    assert row["status"] == "fallback" and "aten::cumsum.out" in row["fallback_ops"]
+
+
+def test_errors_do_not_stop_the_run():
+    def broken(device):
+        raise RuntimeError("no such kernel")
+    row = runner.run_case(Case("x", "broken", "1", "GB/s", broken, 1.0), "dml", repeats=1)
+    assert row["status"] == "error" and "no such kernel" in row["error"]
+
+
+def test_ratios_and_markdown():
+    rows = [{"suite": "gemm", "name": "mm", "size": "8", "unit": "TFLOP/s", "device": d, "status": "ok", "value": v}
+            for d, v in (("cpu", 1.0), ("dml", 3.0), ("cuda", 6.0))]
+    rows += [{"suite": "training", "name": "step", "size": "1", "unit": "ms/step", "device": d, "status": s, "value": v}
+             for d, v, s in (("cpu", 10.0, "ok"), ("dml", 5.0, "fallback"))]
+    table = {e["name"]: e for e in runner.ratios(rows)}
+    assert table["mm"]["dml_vs_cpu"] == 3.0 and table["mm"]["dml_vs_cuda"] == 0.5
+    assert table["step"]["dml_vs_cpu"] == 2.0  # lower is better for ms/step
+    result = {"generated": "now", "profile": "quick", "devices": {"cpu": "CPU", "dml": "dml", "cuda": "GPU"},
+              "versions": {"torch": "2.13", "wgpu": "0.32.0"}, "wall_time_s": 1.0, "comparison": runner.ratios(rows)}
+    text = report.markdown(result)
+    assert "| gemm | mm | 8 | TFLOP/s | 1 | 3 | 6 | 3.0 | 0.5 |" in text and "(fallback)" in text
+
+
+def test_quick_profile_has_every_suite():
+    names = {case.suite for case in cases(True, ["elementwise", "reduction", "gemm", "overhead", "training"])}
+    assert {"elementwise", "reduction", "gemm", "copy", "overhead", "training"} <= names
