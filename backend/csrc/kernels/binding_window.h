@@ -32,4 +32,18 @@ inline bool fits_binding(runtime::DeviceContext& context, const Window& w) {
   return w.size <= context.limits().maxStorageBufferBindingSize && w.element_offset <= 0xFFFFFFFFull;
 }
 
+// A 1-D launch of `groups` workgroups as a 2-D grid: one dimension holds at most
+// maxComputeWorkgroupsPerDimension (65535), so kernels rebuild the flat index as x + y * groups.x.
+struct Grid {
+  uint32_t x = 1, y = 1;
+};
+
+inline Grid grid_for(runtime::DeviceContext& context, uint64_t groups) {
+  const uint64_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
+  Grid grid;
+  grid.x = static_cast<uint32_t>(groups < max_x ? (groups ? groups : 1) : max_x);
+  grid.y = static_cast<uint32_t>((groups + grid.x - 1) / grid.x);
+  return grid;
+}
+
 } // namespace torch_dml::kernels

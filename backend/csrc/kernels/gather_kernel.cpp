@@ -78,9 +78,8 @@ void gather_rows(runtime::DeviceContext& context, const GatherProblem& g) {
   runtime::StorageBinding bindings[3] = {{g.out.buffer, wo.offset, wo.size}, {g.self.buffer, ws.offset, ws.size},
                                          {g.index.buffer, wi.offset, wi.size}};
   const uint64_t groups = (total + kWorkgroup - 1) / kWorkgroup;
-  const uint32_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
-  const uint32_t groups_x = static_cast<uint32_t>(std::min<uint64_t>(groups, max_x));
-  const uint32_t groups_y = static_cast<uint32_t>((groups + groups_x - 1) / groups_x);
+  const Grid grid = grid_for(context, groups);
+  const uint32_t groups_x = grid.x, groups_y = grid.y;
   context.stream().dispatch(compiled, 3, bindings, &params, sizeof(params), groups_x, groups_y);
 }
 

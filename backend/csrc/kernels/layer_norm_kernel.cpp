@@ -129,9 +129,8 @@ void dispatch(runtime::DeviceContext& context, const std::string& name, const st
     params.offsets[i] = static_cast<uint32_t>(w.element_offset);
     bindings[i] = {operands[i].first.buffer, w.offset, w.size};
   }
-  const uint32_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
-  const uint32_t groups_x = static_cast<uint32_t>(std::min<uint64_t>(rows, max_x));
-  const uint32_t groups_y = static_cast<uint32_t>((rows + groups_x - 1) / groups_x);
+  const Grid grid = grid_for(context, rows);
+  const uint32_t groups_x = grid.x, groups_y = grid.y;
   context.stream().dispatch(compiled, operands.size(), bindings, &params, sizeof(params), groups_x, groups_y);
 }
 

@@ -129,15 +129,10 @@ void nll_loss(runtime::DeviceContext& context, const NllLossProblem& n) {
     for (int slot = 0; slot < 6; ++slot)
       if (slots[slot] == static_cast<int>(i)) params.offsets[slot] = static_cast<uint32_t>(win.element_offset);
   }
-  uint32_t groups_x = 1, groups_y = 1;
-  if (n.backward || n.reduction == 0) {
-    const uint64_t groups = (n.samples + kWorkgroup - 1) / kWorkgroup;
-    const uint32_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
-    groups_x = static_cast<uint32_t>(std::max<uint64_t>(std::min<uint64_t>(groups, max_x), 1));
-    groups_y = static_cast<uint32_t>((groups + groups_x - 1) / groups_x);
-  }
-  if (groups_y == 0) return;
-  context.stream().dispatch(compiled, operands.size(), bindings, &params, sizeof(params), groups_x, groups_y);
+  // mean / sum fold every sample in one workgroup; the others take a thread per sample.
+  const bool per_sample = n.backward || n.reduction == 0;
+  const Grid grid = grid_for(context, per_sample ? (n.samples + kWorkgroup - 1) / kWorkgroup : 1);
+  context.stream().dispatch(compiled, operands.size(), bindings, &params, sizeof(params), grid.x, grid.y);
 }
 
 } // namespace torch_dml::kernels

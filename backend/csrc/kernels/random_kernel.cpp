@@ -128,9 +128,8 @@ void random_fill(runtime::DeviceContext& context, const RandomProblem& r) {
   }
   const uint64_t threads = (r.numel + 3) / 4;
   const uint64_t groups = (threads + kWorkgroup - 1) / kWorkgroup;
-  const uint32_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
-  const uint32_t groups_x = static_cast<uint32_t>(std::min<uint64_t>(groups, max_x));
-  const uint32_t groups_y = static_cast<uint32_t>((groups + groups_x - 1) / groups_x);
+  const Grid grid = grid_for(context, groups);
+  const uint32_t groups_x = grid.x, groups_y = grid.y;
   context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), groups_x, groups_y);
 }
 

@@ -384,10 +384,9 @@ void reduce(runtime::DeviceContext& context, const ReduceProblem& r) {
     params.extra[0] = static_cast<uint32_t>(win_index.element_offset);
     bindings[2] = {r.indices->buffer, win_index.offset, win_index.size};
   }
-  const uint32_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
   const uint64_t groups = spec.workgroup ? g.out_numel : (g.out_numel + kWorkgroup - 1) / kWorkgroup;
-  const uint32_t groups_x = static_cast<uint32_t>(std::min<uint64_t>(groups, max_x));
-  const uint32_t groups_y = static_cast<uint32_t>((groups + groups_x - 1) / groups_x);
+  const Grid grid = grid_for(context, groups);
+  const uint32_t groups_x = grid.x, groups_y = grid.y;
   context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), groups_x, groups_y);
 }
 

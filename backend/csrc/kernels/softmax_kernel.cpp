@@ -138,9 +138,8 @@ void softmax(runtime::DeviceContext& context, const SoftmaxProblem& s) {
     params.extra[0] = static_cast<uint32_t>(wg.element_offset);
     bindings[2] = {s.grad.buffer, wg.offset, wg.size};
   }
-  const uint32_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
-  const uint32_t groups_x = static_cast<uint32_t>(std::min<uint64_t>(s.rows, max_x));
-  const uint32_t groups_y = static_cast<uint32_t>((s.rows + groups_x - 1) / groups_x);
+  const Grid grid = grid_for(context, s.rows);
+  const uint32_t groups_x = grid.x, groups_y = grid.y;
   context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), groups_x, groups_y);
 }
 
