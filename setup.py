@@ -13,11 +13,18 @@ import sys
 # Importing torch at build time must not trigger our own autoload entry point (a half-built package).
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
+import torch
 from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join("backend", "csrc")
+
+# Lock-step with torch (docs/release.md): the extension only loads in the torch minor it was compiled
+# against, so the version names it (a PEP 440 local label) and the metadata pins it.
+VERSION = "0.1.0"
+TORCH_MINOR = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+WGPU_REQUIREMENT = "wgpu==0.32.0"
 
 
 def wgpu_include_dir() -> str:
@@ -49,6 +56,8 @@ class IncrementalBuildExt(BuildExtension.with_options(use_ninja=True)):
 
 
 setup(
+    version=f"{VERSION}+torch{TORCH_MINOR}",
+    install_requires=[f"torch=={TORCH_MINOR}.*", WGPU_REQUIREMENT],
     ext_modules=[
         CppExtension(
             name="torch_dml._C",
