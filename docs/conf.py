@@ -10,7 +10,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE / "_ext")]
 
 project = "torch-dml"
 author = "torch-dml contributors"
-copyright = "torch-dml contributors"  # noqa: A001 -- Sphinx's name for it
+copyright = "torch-dml contributors"
 
 extensions = ["myst_parser", "generated_pages"]
 source_suffix = {".md": "markdown"}

@@ -17,13 +17,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
     render = sub.add_parser("render", help="write .github/workflows/*.yml from matrix.yaml")
     render.add_argument("-o", "--out", type=Path, default=workflows.WORKFLOWS)
     merge = sub.add_parser("merge", help="merge per-cell conformance reports into one dashboard")
-    merge.add_argument("reports", nargs="+",
-                       help="report.json files or folders holding them; NAME=PATH names the cell")
+    merge.add_argument(
+        "reports", nargs="+", help="report.json files or folders holding them; NAME=PATH names the cell"
+    )
     merge.add_argument("-o", "--out", type=Path, default=Path("site"))
     pages = sub.add_parser("pages", help="write the docs' generated pages (matrix, coverage, compatibility)")
     pages.add_argument("-o", "--out", type=Path, default=model.ROOT / "docs" / "generated")
-    pages.add_argument("--reports", nargs="*", default=None, help="conformance reports (default: docs/data's)")
-    pages.add_argument("--junit", type=Path, default=None, help="pytest --junitxml output for the feature marks")
+    pages.add_argument(
+        "--reports", nargs="*", default=None, help="conformance reports (default: docs/data's)"
+    )
+    pages.add_argument(
+        "--junit", type=Path, default=None, help="pytest --junitxml output for the feature marks"
+    )
     return parser.parse_args(argv)
 
 

@@ -60,8 +60,10 @@ def _default_name(path: Path, report: dict[str, Any], record: dict[str, Any]) ->
 def load_one(path: Path, name: str = "") -> CellReport:
     report = json.loads(path.read_text())
     if report.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(f"{path}: report schema {report.get('schema_version')!r}, this merge tool reads "
-                         f"{SCHEMA_VERSION}; regenerate it with the current `python -m conformance run`")
+        raise ValueError(
+            f"{path}: report schema {report.get('schema_version')!r}, this merge tool reads "
+            f"{SCHEMA_VERSION}; regenerate it with the current `python -m conformance run`"
+        )
     record_file = path.parent / "cell.json"
     record = json.loads(record_file.read_text()) if record_file.exists() else {}
     return CellReport(name or _default_name(path, report, record), report, record, str(path))
@@ -114,7 +116,8 @@ def differences(cells: list[CellReport]) -> list[dict[str, Any]]:
         per_cell = {name: seen.get(name, "") for name in names}
         if len(set(per_cell.values())) > 1:
             rows.append({"op": op, "dtype": dtype, "statuses": per_cell})
-    return rows
+    # Worst first: a cell that errors where another passes matters more than a skip.
+    return sorted(rows, key=lambda r: min(statuses.SEVERITY.index(s) for s in r["statuses"].values() if s))
 
 
 def summary(cell: CellReport) -> dict[str, Any]:
@@ -143,14 +146,29 @@ def matrix_status(matrix: Matrix, cells: list[CellReport]) -> dict[str, Any]:
     rows = []
     for cell in matrix.cells:
         reported = by_name.get(cell.id)
-        rows.append({"id": cell.id, "os": cell.os, "python": cell.python, "torch": cell.torch,
-                     "adapter": cell.adapter, "hardware": cell.hardware, "webgpu": cell.webgpu,
-                     "runner": cell.labels, "hosted": cell.hosted, "why": cell.why,
-                     "report": summary(reported) if reported else None})
+        rows.append(
+            {
+                "id": cell.id,
+                "os": cell.os,
+                "python": cell.python,
+                "torch": cell.torch,
+                "adapter": cell.adapter,
+                "hardware": cell.hardware,
+                "webgpu": cell.webgpu,
+                "runner": cell.labels,
+                "hosted": cell.hosted,
+                "why": cell.why,
+                "report": summary(reported) if reported else None,
+            }
+        )
     known = {c.id for c in matrix.cells}
     extra = [summary(c) for c in cells if c.name not in known]
-    return {"cells": rows, "extra": extra, "reported": sum(1 for r in rows if r["report"]),
-            "retired": matrix.retired}
+    return {
+        "cells": rows,
+        "extra": extra,
+        "reported": sum(1 for r in rows if r["report"]),
+        "retired": matrix.retired,
+    }
 
 
 def merged(matrix: Matrix, cells: list[CellReport]) -> dict[str, Any]:
@@ -172,10 +190,15 @@ def build_site(matrix: Matrix, cells: list[CellReport], out: Path) -> Path:
     (out / "merged.json").write_text(json.dumps(data, indent=1))
     for cell in cells:
         conformance_report.render(cell.report, out / "cells" / cell.name)
-    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
-                                     autoescape=True, undefined=jinja2.StrictUndefined)
-    context = {"data": data, "colours": conformance_report.COLOURS, "statuses": statuses.SEVERITY,
-               "names": [c.name for c in cells]}
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined
+    )
+    context = {
+        "data": data,
+        "colours": conformance_report.COLOURS,
+        "statuses": statuses.SEVERITY,
+        "names": [c.name for c in cells],
+    }
     (out / "index.html").write_text(environment.get_template("index.html.j2").render(**context))
     (out / "matrix.html").write_text(environment.get_template("matrix.html.j2").render(**context))
     return out / "index.html"

@@ -82,8 +82,10 @@ class Matrix:
 
 
 def parse(data: dict[str, Any]) -> Matrix:
-    cells = [Cell(**{k: (str(v) if k in ("python", "torch") else v) for k, v in raw.items()})
-             for raw in data["cells"]]
+    cells = [
+        Cell(**{k: (str(v) if k in ("python", "torch") else v) for k, v in raw.items()})
+        for raw in data["cells"]
+    ]
     return Matrix(
         axes={axis: [str(v) for v in values] for axis, values in data["axes"].items()},
         default_torch=str(data["default_torch"]),
@@ -110,8 +112,11 @@ def problems(matrix: Matrix) -> list[str]:
         allowed = matrix.axes[axis]
         used = {getattr(c, axis) for c in matrix.cells}
         found += [f"{axis} {v} has no cell: add one, or drop it from axes" for v in allowed if v not in used]
-        found += [f"cell {c.id}: {axis} {getattr(c, axis)!r} is not in axes.{axis}"
-                  for c in matrix.cells if getattr(c, axis) not in allowed]
+        found += [
+            f"cell {c.id}: {axis} {getattr(c, axis)!r} is not in axes.{axis}"
+            for c in matrix.cells
+            if getattr(c, axis) not in allowed
+        ]
     for c in matrix.cells:
         if len(c.why.split()) < 5:
             found.append(f"cell {c.id}: `why` must say why the cell exists (a sentence, not {c.why!r})")

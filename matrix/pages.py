@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import ast
 import re
-import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import yaml
 
@@ -44,9 +44,16 @@ DTYPE_ROWS: list[tuple[str, list[str]]] = [
 ]
 NATIVE = (statuses.PASS, statuses.XPASS)
 WRONG = (statuses.FAIL, statuses.ERROR, statuses.XFAIL)
-SHORT = {statuses.PASS: "pass", statuses.FALLBACK: "fallback", statuses.FAIL: "**FAIL**",
-         statuses.ERROR: "**ERROR**", statuses.XFAIL: "xfail", statuses.XPASS: "xpass", statuses.SKIP: "skip",
-         statuses.UNTESTED: "untested"}
+SHORT = {
+    statuses.PASS: "pass",
+    statuses.FALLBACK: "fallback",
+    statuses.FAIL: "**FAIL**",
+    statuses.ERROR: "**ERROR**",
+    statuses.XFAIL: "xfail",
+    statuses.XPASS: "xpass",
+    statuses.SKIP: "skip",
+    statuses.UNTESTED: "untested",
+}
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -60,19 +67,42 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 # -- matrix.md ---------------------------------------------------------------------------------------------
 
+
 def matrix_page(matrix: Matrix) -> str:
-    out = [HEADER, "# Test matrix\n\n",
-           "The cells CI runs, from `matrix/matrix.yaml` (the workflows in `.github/workflows/` are rendered "
-           "from the same file). The matrix is sparse: every Python, torch minor, OS and adapter class is in "
-           "at least one cell, and each cell says why it exists. Hosted cells run on every pull request; "
-           "self-hosted GPU cells run for pushes to main, nightly, on demand and for pull requests from this "
-           "repository's own branches, never for forks.\n\n",
-           "## Cells\n\n"]
-    rows = [[f"`{c.id}`", c.os, c.python, c.torch, c.adapter, c.hardware, c.webgpu,
-             "hosted" if c.hosted else "self-hosted", ", ".join(f"`{label}`" for label in c.labels), c.why]
-            for c in matrix.cells]
-    out.append(table(["cell", "os", "python", "torch", "adapter", "hardware", "WebGPU", "runner", "labels", "why"],
-                     rows))
+    out = [
+        HEADER,
+        "# Test matrix\n\n",
+        (
+            "The cells CI runs, from `matrix/matrix.yaml` (the workflows in `.github/workflows/` are "
+            "rendered from the same file). The matrix is sparse: every Python, torch minor, OS and adapter "
+            "class is in at least one cell, and each cell says why it exists. Hosted cells run on every pull "
+            "request; self-hosted GPU cells run for pushes to main, nightly, on demand and for pull requests "
+            "from this "
+            "repository's own branches, never for forks.\n\n"
+        ),
+        "## Cells\n\n",
+    ]
+    rows = [
+        [
+            f"`{c.id}`",
+            c.os,
+            c.python,
+            c.torch,
+            c.adapter,
+            c.hardware,
+            c.webgpu,
+            "hosted" if c.hosted else "self-hosted",
+            ", ".join(f"`{label}`" for label in c.labels),
+            c.why,
+        ]
+        for c in matrix.cells
+    ]
+    out.append(
+        table(
+            ["cell", "os", "python", "torch", "adapter", "hardware", "WebGPU", "runner", "labels", "why"],
+            rows,
+        )
+    )
     out.append("\n## Coverage of each axis\n\n")
     coverage_rows = []
     for axis, values in matrix.axes.items():
@@ -81,38 +111,79 @@ def matrix_page(matrix: Matrix) -> str:
             coverage_rows.append([axis, value, ", ".join(f"`{i}`" for i in cells)])
     out.append(table(["axis", "value", "cells"], coverage_rows))
     out.append("\n## Adapter classes\n\n")
-    out.append(table(["class", "what", "conformance report classes"],
-                     [[name, info["description"], ", ".join(info["report_classes"])]
-                      for name, info in matrix.adapters.items()]))
+    out.append(
+        table(
+            ["class", "what", "conformance report classes"],
+            [
+                [name, info["description"], ", ".join(info["report_classes"])]
+                for name, info in matrix.adapters.items()
+            ],
+        )
+    )
     out.append("\n## Retired\n\n")
     out += [f"- Python {', '.join(entry['python'])}: {entry['why']}\n" for entry in matrix.retired]
     out.append("\n## Wheels\n\n")
-    out.append(table(["platform", "runner", "architectures", "torch minors"],
-                     [[w.platform, w.runner, w.archs, ", ".join(matrix.axes["torch"])] for w in matrix.wheels]))
+    out.append(
+        table(
+            ["platform", "runner", "architectures", "torch minors"],
+            [[w.platform, w.runner, w.archs, ", ".join(matrix.axes["torch"])] for w in matrix.wheels],
+        )
+    )
     return "".join(out)
 
 
 # -- op-coverage.md ----------------------------------------------------------------------------------------
+
 
 def _describe(cell: CellReport) -> list[str]:
     backend = cell.report["backend"]
     coverage = cell.report["coverage"]
     totals = ", ".join(f"{status} {n}" for status, n in cell.report["totals"].items() if n)
     env = " ".join(f"`{k}={v}`" for k, v in backend.get("env", {}).items()) or "-"
-    return [cell.name, cell.adapter, backend.get("adapter_class", "other"), backend.get("torch", ""),
-            cell.report.get("profile", ""), cell.report.get("generated", ""), env,
-            f"{coverage['native_pass_pct']}%", f"{coverage['correct_pct']}%", totals]
+    return [
+        cell.name,
+        cell.adapter,
+        backend.get("adapter_class", "other"),
+        backend.get("torch", ""),
+        cell.report.get("profile", ""),
+        cell.report.get("generated", ""),
+        env,
+        f"{coverage['native_pass_pct']}%",
+        f"{coverage['correct_pct']}%",
+        totals,
+    ]
 
 
 def coverage_page(cells: list[CellReport]) -> str:
-    out = [HEADER, "# Op coverage\n\n",
-           "Rendered from conformance reports (`python -m conformance run`, see {doc}`../other-backends`): "
-           "each (op, dtype) is run on the CPU and on the device and compared. *pass* is native and right, "
-           "*fallback* right only through the CPU fallback, **FAIL** wrong numbers, **ERROR** raised on "
-           "the device only, *skip* not applicable (e.g. float64 without shader-f64), *untested* a "
-           "registered overload no sample reached.\n\n", "## Reports\n\n"]
-    out.append(table(["report", "adapter", "class", "torch", "profile", "generated", "TORCH_DML_*", "native",
-                      "correct", "totals"], [_describe(c) for c in cells]))
+    out = [
+        HEADER,
+        "# Op coverage\n\n",
+        (
+            "Rendered from conformance reports (`python -m conformance run`, see {doc}`../other-backends`): "
+            "each (op, dtype) is run on the CPU and on the device and compared. *pass* is native and right, "
+            "*fallback* right only through the CPU fallback, **FAIL** wrong numbers, **ERROR** raised on "
+            "the device only, *skip* not applicable (e.g. float64 without shader-f64), *untested* a "
+            "registered overload no sample reached.\n\n"
+        ),
+        "## Reports\n\n",
+    ]
+    out.append(
+        table(
+            [
+                "report",
+                "adapter",
+                "class",
+                "torch",
+                "profile",
+                "generated",
+                "TORCH_DML_*",
+                "native",
+                "correct",
+                "totals",
+            ],
+            [_describe(c) for c in cells],
+        )
+    )
     for cell in cells:
         out.append(f"\n## {cell.name}: op x dtype\n\n")
         dtypes = sorted({r["dtype"] for r in cell.report["results"] if r["dtype"] != "-"})
@@ -120,23 +191,32 @@ def coverage_page(cells: list[CellReport]) -> str:
         for row in cell.report["results"]:
             if row["dtype"] != "-":
                 by_op.setdefault(row["op"], {})[row["dtype"]] = row["status"]
-        rows = [[f"`{op}`", *[SHORT.get(found.get(d, ""), "") for d in dtypes]] for op, found in sorted(by_op.items())]
+        rows = [
+            [f"`{op}`", *[SHORT.get(found.get(d, ""), "") for d in dtypes]]
+            for op, found in sorted(by_op.items())
+        ]
         out.append(table(["op", *dtypes], rows))
         untested = sorted(r["op"] for r in cell.report["results"] if r["status"] == statuses.UNTESTED)
         if untested:
-            out.append(f"\nRegistered natively but reached by no sample ({len(untested)}): "
-                       + ", ".join(f"`{name}`" for name in untested) + "\n")
+            out.append(
+                f"\nRegistered natively but reached by no sample ({len(untested)}): "
+                + ", ".join(f"`{name}`" for name in untested)
+                + "\n"
+            )
     if len(cells) > 1:
         out.append("\n## Worst status per op, across reports\n\n")
         merged = grid(cells)
         names = [c.name for c in cells]
-        rows = [[f"`{op}`", *[SHORT.get(per.get(n, {}).get("status", ""), "") for n in names]]
-                for op, per in merged.items()]
+        rows = [
+            [f"`{op}`", *[SHORT.get(per.get(n, {}).get("status", ""), "") for n in names]]
+            for op, per in merged.items()
+        ]
         out.append(table(["op", *names], rows))
     return "".join(out)
 
 
 # -- compatibility.md ----------------------------------------------------------------------------------------
+
 
 def dtype_support(results: list[dict[str, Any]], members: list[str]) -> tuple[str, str]:
     """(mark, evidence) for one dtype row: native if an op passes natively, fallback if right only
@@ -146,7 +226,9 @@ def dtype_support(results: list[dict[str, Any]], members: list[str]) -> tuple[st
     fallback = sorted({r["op"] for r in rows if r["status"] == statuses.FALLBACK})
     wrong = sorted({r["op"] for r in rows if r["status"] in WRONG})
     skipped = sorted({r["op"] for r in rows if r["status"] == statuses.SKIP})
-    evidence = f"{len(native)} native, {len(fallback)} fallback, {len(wrong)} wrong, {len(skipped)} skipped ops"
+    evidence = (
+        f"{len(native)} native, {len(fallback)} fallback, {len(wrong)} wrong, {len(skipped)} skipped ops"
+    )
     if not rows:
         return "not tested", "no op of the report ran this dtype"
     if native:
@@ -174,16 +256,22 @@ def junit_results(path: Path) -> dict[str, str]:
     for case in ElementTree.parse(path).getroot().iter("testcase"):
         module = case.get("classname", "").replace(".", "/") + ".py"
         name = re.sub(r"\[.*\]$", "", case.get("name", ""))
-        outcome = ("failed" if case.find("failure") is not None or case.find("error") is not None
-                   else "skipped" if case.find("skipped") is not None else "passed")
+        outcome = (
+            "failed"
+            if case.find("failure") is not None or case.find("error") is not None
+            else "skipped"
+            if case.find("skipped") is not None
+            else "passed"
+        )
         key = f"{module}::{name}"
         if results.get(key) != "failed":
             results[key] = outcome if results.get(key) in (None, "skipped", outcome) else "failed"
     return results
 
 
-def feature_marks(features_file: Path = FEATURES, root: Path = ROOT,
-                  junit: dict[str, str] | None = None) -> list[FeatureMark]:
+def feature_marks(
+    features_file: Path = FEATURES, root: Path = ROOT, junit: dict[str, str] | None = None
+) -> list[FeatureMark]:
     data = yaml.safe_load(features_file.read_text())
     marks = []
     for feature in data["features"]:
@@ -208,22 +296,32 @@ def feature_marks(features_file: Path = FEATURES, root: Path = ROOT,
 
 def release_version(setup_py: Path = ROOT / "setup.py") -> str:
     for node in ast.walk(ast.parse(setup_py.read_text())):
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "VERSION" for t in node.targets)
-                and isinstance(node.value, ast.Constant)):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "VERSION" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+        ):
             return str(node.value.value)
     raise ValueError(f"{setup_py}: no VERSION = '...'")
 
 
 def compatibility_page(matrix: Matrix, cells: list[CellReport], junit: dict[str, str] | None = None) -> str:
-    out = [HEADER, "# Compatibility\n\n",
-           "Every mark on this page is computed: dtype marks from the conformance reports listed in "
-           "{doc}`op-coverage`, feature marks from the tests named in `docs/data/features.yaml`, versions "
-           "from `matrix/matrix.yaml` and `setup.py`. An adapter class with no report here is not claimed "
-           "either way.\n\n", "## Data types per adapter class\n\n"]
+    out = [
+        HEADER,
+        "# Compatibility\n\n",
+        (
+            "Every mark on this page is computed: dtype marks from the conformance reports listed in "
+            "{doc}`op-coverage`, feature marks from the tests named in `docs/data/features.yaml`, versions "
+            "from `matrix/matrix.yaml` and `setup.py`. An adapter class with no report here is not claimed "
+            "either way.\n\n"
+        ),
+        "## Data types per adapter class\n\n",
+    ]
     by_class: dict[str, list[CellReport]] = {}
     for cell in cells:
-        by_class.setdefault(matrix.adapter_for_report_class(cell.report["backend"].get("adapter_class", "other")),
-                            []).append(cell)
+        by_class.setdefault(
+            matrix.adapter_for_report_class(cell.report["backend"].get("adapter_class", "other")), []
+        ).append(cell)
     columns = [(cls, cell) for cls in matrix.adapters for cell in by_class.get(cls, [])]
     header = ["dtype", *[f"{cls} ({cell.name})" for cls, cell in columns]]
     rows = []
@@ -236,27 +334,50 @@ def compatibility_page(matrix: Matrix, cells: list[CellReport], junit: dict[str,
     out.append(table(header, rows))
     missing = [cls for cls in matrix.adapters if cls not in by_class]
     if missing:
-        out.append(f"\nNo report yet for: {', '.join(missing)} (their matrix cells run on self-hosted runners; "
-                   "the dashboard shows their latest results).\n")
+        out.append(
+            f"\nNo report yet for: {', '.join(missing)} (their matrix cells run on self-hosted runners; "
+            "the dashboard shows their latest results).\n"
+        )
     out.append("\n## Features\n\n")
     source = "results of the named tests (JUnit XML)" if junit is not None else "the tests that exercise them"
     out.append(f"Marks from {source}.\n\n")
-    out.append(table(["feature", "mark", "evidence"], [[m.name, m.mark, m.evidence] for m in feature_marks(junit=junit)]))
+    out.append(
+        table(
+            ["feature", "mark", "evidence"],
+            [[m.name, m.mark, m.evidence] for m in feature_marks(junit=junit)],
+        )
+    )
     out.append("\n## Versions\n\n")
     pythons, torches = matrix.axes["python"], matrix.axes["torch"]
     oses = ", ".join(f"{w.platform} {w.archs}" for w in matrix.wheels)
-    out.append(table(["torch-dml", "torch", "Python", "wgpu (wgpu-native)", "OS (wheels)"],
-                     [[release_version(), f"{torches[0]} - {torches[-1]} (one wheel per minor, `+torchX.Y`)",
-                       f"{pythons[0]} - {pythons[-1]}", f"{matrix.wgpu} ({matrix.wgpu_native})", oses]]))
+    out.append(
+        table(
+            ["torch-dml", "torch", "Python", "wgpu (wgpu-native)", "OS (wheels)"],
+            [
+                [
+                    release_version(),
+                    f"{torches[0]} - {torches[-1]} (one wheel per minor, `+torchX.Y`)",
+                    f"{pythons[0]} - {pythons[-1]}",
+                    f"{matrix.wgpu} ({matrix.wgpu_native})",
+                    oses,
+                ]
+            ],
+        )
+    )
     return "".join(out)
 
 
-def write(matrix: Matrix, out: Path, reports: list[str] | None = None, junit: Path | None = None) -> list[Path]:
+def write(
+    matrix: Matrix, out: Path, reports: list[str] | None = None, junit: Path | None = None
+) -> list[Path]:
     cells = collect(reports or DEFAULT_REPORTS)
     results = junit_results(junit) if junit else None
     out.mkdir(parents=True, exist_ok=True)
-    pages = {"matrix.md": matrix_page(matrix), "op-coverage.md": coverage_page(cells),
-             "compatibility.md": compatibility_page(matrix, cells, results)}
+    pages = {
+        "matrix.md": matrix_page(matrix),
+        "op-coverage.md": coverage_page(cells),
+        "compatibility.md": compatibility_page(matrix, cells, results),
+    }
     written = []
     for name, text in pages.items():
         path = out / name

@@ -26,8 +26,16 @@ def torch_requirement(environ: dict[str, str]) -> str:
 def main() -> None:
     # PEP 440 sorts 2.13.0+cpu above 2.13.0, so with the CPU index visible the CPU build wins over
     # PyPI's Linux wheel (which pulls gigabytes of CUDA libraries).
-    command = [sys.executable, "-m", "pip", "install", "--extra-index-url", CPU_INDEX,
-               torch_requirement(dict(os.environ)), *BUILD_TOOLS]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--extra-index-url",
+        CPU_INDEX,
+        torch_requirement(dict(os.environ)),
+        *BUILD_TOOLS,
+    ]
     print("before_build:", " ".join(command), flush=True)
     subprocess.run(command, check=True)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 VERSION = re.compile(r"^\d+\.\d+\.\d+(\.post\d+)?\+torch(?P<minor>\d+\.\d+)$")
 # torch's libraries are loaded by `import torch`; a second copy in our wheel would be a second torch.
 TORCH_LIBRARY = re.compile(
-    r"(^|/)(lib)?(c10|torch|torch_cpu|torch_python|shm|torch_global_deps)([-.][^/]*)?\.(so|dylib|dll)")
+    r"(^|/)(lib)?(c10|torch|torch_cpu|torch_python|shm|torch_global_deps)([-.][^/]*)?\.(so|dylib|dll)"
+)
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,16 @@ def run(command: list[str], **kwargs: object) -> None:
 
 def sync_sources(dest: Path) -> None:
     """Mirrors the working tree into dest, keeping mtimes (ninja rebuilds only what changed)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     wanted = {name for name in listed if name and (ROOT / name).is_file()}
     for name in wanted:
         source, target = ROOT / name, dest / name
@@ -94,8 +102,18 @@ def main(argv: list[str] | None = None) -> int:
     venv.create(environment, with_pip=True)
     python = venv_python(environment)
     # Exact pins: the torch this wheel was built against (the CPU build on the local index) and wgpu.
-    run([str(python), "-m", "pip", "install", "--quiet", f"torch=={torch_version}", f"wgpu=={matrix.wgpu}",
-         str(wheel)])
+    run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            f"torch=={torch_version}",
+            f"wgpu=={matrix.wgpu}",
+            str(wheel),
+        ]
+    )
     with tempfile.TemporaryDirectory() as elsewhere:  # not the source tree: import what was installed
         run([str(python), str(ROOT / "wheels" / "smoke.py"), "--require-adapter"], cwd=elsewhere)
     print(f"wheel: {wheel} built, repaired, installed in {environment} and smoke-tested")

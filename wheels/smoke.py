@@ -60,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     # Autoload: a fresh interpreter that imports only torch must see the device.
     code = "import torch; print(torch.ones(2, device='dml').device)"
     environ = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
-    result = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True,
-                            env=environ, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=environ, timeout=300
+    )
     if result.returncode != 0 or "dml:0" not in result.stdout:
         raise SystemExit(f"smoke: autoload failed:\n{result.stdout}{result.stderr}")
     print("smoke: `import torch` autoloads torch_dml")

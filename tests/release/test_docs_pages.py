@@ -1,0 +1,113 @@
+"""The docs' generated pages (matrix/pages.py) and the hand-written API page against the package."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance import statuses
+from matrix import merge, model, pages
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "backend" / "torch_dml"
+
+
+def rows(*cells: tuple[str, str, str]) -> list[dict[str, Any]]:
+    return [{"op": op, "variant": "forward", "dtype": dtype, "status": status} for op, dtype, status in cells]
+
+
+def test_dtype_marks_follow_the_report() -> None:
+    results = rows(
+        ("add", "float32", statuses.PASS),
+        ("exp", "float32", statuses.FALLBACK),
+        ("add", "complex64", statuses.FALLBACK),
+        ("add", "float64", statuses.ERROR),
+        ("mm", "float64", statuses.SKIP),
+    )
+    assert pages.dtype_support(results, ["float32"]) == (
+        "native",
+        "1 native, 1 fallback, 0 wrong, 0 skipped ops",
+    )
+    assert pages.dtype_support(results, ["complex64", "complex128"])[0] == "through the fallback"
+    assert pages.dtype_support(results, ["float64"])[0] == "not supported"
+    assert pages.dtype_support(results, ["qint8"])[0] == "not tested"
+
+
+def test_feature_marks_need_tests_that_exist(tmp_path: Path) -> None:
+    marks = {m.name: m.mark for m in pages.feature_marks()}
+    assert marks["Streams and events"] == "supported" and marks["torch.compile"] == "not supported"
+    bad = tmp_path / "features.yaml"
+    bad.write_text("features:\n- name: Teleportation\n  tests: [tests/test_device.py::test_teleports]\n")
+    with pytest.raises(ValueError, match="test_teleports"):
+        pages.feature_marks(bad)
+
+
+def test_feature_marks_from_junit_results(tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_autocast" name="test_autocast_bfloat16"/>'
+        '<testcase classname="tests.test_autocast" name="test_autocast_dtype_default_and_policies[x]">'
+        '<failure message="boom"/></testcase>'
+        '<testcase classname="tests.test_autocast" name="test_autocast_dtype_default_and_policies[y]"/>'
+        "</testsuite></testsuites>"
+    )
+    results = pages.junit_results(junit)
+    assert results["tests/test_autocast.py::test_autocast_bfloat16"] == "passed"
+    assert results["tests/test_autocast.py::test_autocast_dtype_default_and_policies"] == "failed"
+    marks = {m.name: m for m in pages.feature_marks(junit=results)}
+    assert marks["AMP (torch.autocast on dml)"].mark == "not verified"
+    assert marks["Serialization (torch.save / torch.load, state_dict)"].mark == "not verified"  # not run
+
+
+def test_pages_render_from_the_committed_report(tmp_path: Path) -> None:
+    written = pages.write(model.load(), tmp_path)
+    assert sorted(p.name for p in written) == ["compatibility.md", "matrix.md", "op-coverage.md"]
+    matrix_page = (tmp_path / "matrix.md").read_text()
+    for cell in model.load().cells:
+        assert f"`{cell.id}`" in matrix_page
+    assert "Python 3.7, 3.8, 3.9" in matrix_page
+    report = merge.collect(pages.DEFAULT_REPORTS)[0].report
+    coverage = (tmp_path / "op-coverage.md").read_text()
+    some = next(r for r in report["results"] if r["dtype"] != "-")
+    assert f"`{some['op']}`" in coverage and some["dtype"] in coverage
+    compatibility = (tmp_path / "compatibility.md").read_text()
+    for label, _ in pages.DTYPE_ROWS:
+        assert re.search(rf"^\| {re.escape(label)}\b", compatibility, re.MULTILINE), label
+    assert f"| {pages.release_version()} |" in compatibility
+
+
+def _public_names(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    return {n for n in names if not n.startswith("_")}
+
+
+def test_api_page_documents_every_public_name() -> None:
+    api = (ROOT / "docs" / "api.md").read_text()
+    documented = set(re.findall(r"^```\{py:(?:function|class|exception)\} (\w+)", api, re.MULTILINE))
+    init = ast.parse((PACKAGE / "__init__.py").read_text())
+    exported = next(
+        ast.literal_eval(n.value)
+        for n in init.body
+        if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__all__"
+    )
+    assert set(exported) - documented == set(), "torch_dml names missing from docs/api.md"
+    assert _public_names(PACKAGE / "device_module.py") - documented == set(), "torch.dml names missing"
+
+
+def test_every_toctree_entry_exists() -> None:
+    index = (ROOT / "docs" / "index.md").read_text()
+    entries = [
+        line.strip()
+        for block in re.findall(r"```\{toctree\}(.*?)```", index, re.DOTALL)
+        for line in block.splitlines()
+        if line.strip() and not line.strip().startswith(":")
+    ]
+    generated = {"generated/matrix", "generated/op-coverage", "generated/compatibility"}
+    for entry in entries:
+        assert entry in generated or (ROOT / "docs" / f"{entry}.md").exists(), entry
