@@ -335,8 +335,8 @@ def compatibility_page(matrix: Matrix, cells: list[CellReport], junit: dict[str,
     missing = [cls for cls in matrix.adapters if cls not in by_class]
     if missing:
         out.append(
-            f"\nNo report yet for: {', '.join(missing)} (their matrix cells run on self-hosted runners; "
-            "the dashboard shows their latest results).\n"
+            f"\nNo report on this page for: {', '.join(missing)}. The dashboard on the project's Pages "
+            "site has the latest report of every matrix cell.\n"
         )
     out.append("\n## Features\n\n")
     source = "results of the named tests (JUnit XML)" if junit is not None else "the tests that exercise them"
@@ -371,6 +371,12 @@ def write(
     matrix: Matrix, out: Path, reports: list[str] | None = None, junit: Path | None = None
 ) -> list[Path]:
     cells = collect(reports or DEFAULT_REPORTS)
+    if not cells:  # e.g. CI's artifacts when every cell failed before writing a report
+        print(f"pages: no report in {reports}; using {DEFAULT_REPORTS}")
+        cells = collect(DEFAULT_REPORTS)
+    if junit and not junit.exists():
+        print(f"pages: {junit} does not exist; feature marks come from the tests' presence")
+        junit = None
     results = junit_results(junit) if junit else None
     out.mkdir(parents=True, exist_ok=True)
     pages = {
