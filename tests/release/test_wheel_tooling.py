@@ -79,6 +79,21 @@ def test_before_build_picks_the_cpu_torch_of_the_job() -> None:
     assert f"wgpu=={WGPU}" in before_build.BUILD_TOOLS
 
 
+def test_smoke_test_refuses_a_wheel_pinned_to_another_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from wheels import smoke
+
+    minor = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    monkeypatch.setattr(
+        smoke.importlib.metadata, "requires", lambda _: [f"torch=={minor}.*", f"wgpu=={WGPU}"]
+    )
+    assert smoke.check_pin() == f"torch=={minor}.*"
+    monkeypatch.setattr(smoke.importlib.metadata, "requires", lambda _: ["torch==2.0.*", f"wgpu=={WGPU}"])
+    with pytest.raises(SystemExit, match="requires"):
+        smoke.check_pin()
+
+
 def test_build_selection_and_skips() -> None:
     assert CIBW["build"].split() == ["cp311-*", "cp312-*", "cp313-*", "cp314-*"]
     assert set(CIBW["skip"].split()) == {"*-musllinux_*", "*-win32", "*_i686", "cp3??t-*"}
