@@ -20,7 +20,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     merge.add_argument(
         "reports", nargs="+", help="report.json files or folders holding them; NAME=PATH names the cell"
     )
-    merge.add_argument("-o", "--out", type=Path, default=Path("site"))
+    merge.add_argument("-o", "--out", type=Path, default=Path("reports/dashboard"))
     pages = sub.add_parser("pages", help="write the docs' generated pages (matrix, coverage, compatibility)")
     pages.add_argument("-o", "--out", type=Path, default=model.ROOT / "docs" / "generated")
     pages.add_argument(
