@@ -34,6 +34,16 @@ def wgpu_include_dir() -> str:
     return os.path.join(os.path.dirname(spec.origin), "resources")
 
 
+def generate() -> None:
+    """Regenerates the files derived from backend/ops.yaml (written only when they change, so ninja
+    rebuilds nothing when the table did not change)."""
+    sys.path.insert(0, ROOT)
+    from backend.codegen.gen_elementwise import outputs, write_if_changed
+
+    for path, text in outputs().items():
+        write_if_changed(path, text)
+
+
 def sources() -> list[str]:
     found = sorted(glob.glob(os.path.join(CSRC, "**", "*.cpp"), recursive=True))
     return [os.path.relpath(p, ROOT) for p in found]
@@ -54,6 +64,8 @@ class IncrementalBuildExt(BuildExtension.with_options(use_ninja=True)):
         super().finalize_options()
         self.build_temp = os.environ.get("TORCH_DML_BUILD_TEMP", os.path.join(ROOT, "build", "temp"))
 
+
+generate()
 
 setup(
     version=f"{VERSION}+torch{TORCH_MINOR}",

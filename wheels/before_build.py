@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-BUILD_TOOLS = ["setuptools>=77", "wheel", "ninja", "wgpu==0.32.0"]
+BUILD_TOOLS = ["setuptools>=77", "wheel", "ninja", "wgpu==0.32.0", "pyyaml"]
 
 
 def torch_requirement(environ: dict[str, str]) -> str:

@@ -9,6 +9,7 @@
 #include "kernels/binding_window.h"
 #include "kernels/dtypes.h"
 #include "kernels/pipeline_cache.h"
+#include "kernels/wgsl_store.h"
 #include "runtime/stream.h"
 
 namespace torch_dml::kernels {
@@ -17,7 +18,6 @@ namespace {
 constexpr uint32_t kWorkgroup = 256;
 
 enum class Source { Raw, Typed, Fill };
-enum class Store { Plain, Scatter, Word };
 
 struct Params {
   uint32_t head[4];  // numel, dst element offset, src element offset, words (Store::Word)
@@ -27,64 +27,10 @@ struct Params {
   uint32_t dst_stride[kMaxCopyRank];
 };
 
-const char* vec_component(int d) {
-  static const char* names[] = {"x", "y", "z", "w"};
-  return names[d % 4];
-}
-
-std::string param(const char* field, int d) {
-  std::ostringstream text;
-  text << "p." << field << "[" << d / 4 << "]." << vec_component(d);
-  return text.str();
-}
-
-// Element index of linear position `i` through one operand's strides (dimension 0 fastest).
-std::string index_function(const char* name, const char* stride_field, const char* offset, int rank) {
-  std::ostringstream text;
-  text << "fn " << name << "(i: u32) -> u32 {\n  var rest = i;\n  var offset = " << offset << ";\n";
-  for (int d = 0; d < rank; ++d) {
-    if (d + 1 < rank) {
-      text << "  offset += (rest % " << param("shape", d) << ") * " << param(stride_field, d) << ";\n";
-      text << "  rest = rest / " << param("shape", d) << ";\n";
-    } else {
-      text << "  offset += rest * " << param(stride_field, d) << ";\n";
-    }
-  }
-  text << "  return offset;\n}\n";
-  return text.str();
-}
-
 const char* raw_array_type(size_t itemsize) {
   switch (itemsize) {
     case 8: return "vec2<u32>";
     case 16: return "vec4<u32>";
-    default: return "u32";
-  }
-}
-
-bool is_packed(size_t itemsize) {
-  return itemsize < 4;
-}
-
-// The stored form of a destination value: bits for packed / 32-bit dtypes, the value for f64 / i64.
-std::string store_form(c10::ScalarType type, const std::string& v) {
-  switch (type) {
-    case c10::kBool: return "select(0u, 1u, " + v + ")";
-    case c10::kByte:
-    case c10::kChar: return "(bitcast<u32>(" + v + ") & 0xFFu)";
-    case c10::kShort: return "(bitcast<u32>(" + v + ") & 0xFFFFu)";
-    case c10::kHalf: return "(pack2x16float(vec2<f32>(" + v + ", 0.0f)) & 0xFFFFu)";
-    case c10::kBFloat16: return "bf16_bits(" + v + ")";
-    case c10::kFloat:
-    case c10::kInt: return "bitcast<u32>(" + v + ")";
-    default: return v;
-  }
-}
-
-const char* typed_array_type(c10::ScalarType type) {
-  switch (type) {
-    case c10::kDouble: return "f64";
-    case c10::kLong: return "i64";
     default: return "u32";
   }
 }
@@ -127,17 +73,11 @@ struct KernelSpec {
       wgsl << "@group(0) @binding(1) var<storage, read_write> src: array<" << src_type_name << ">;\n";
       wgsl << "@group(0) @binding(2) var<uniform> p: Params;\n";
     }
-    if (typed && dst_type == c10::kBFloat16) {
-      // Round to nearest even, NaN to the canonical quiet NaN: c10::BFloat16's conversion.
-      wgsl << "fn bf16_bits(v: f32) -> u32 {\n  let u = bitcast<u32>(v);\n"
-              "  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }\n"
-              "  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;\n}\n";
-    }
-    if (source != Source::Fill) wgsl << index_function("src_index", "src_stride", "p.head.z", rank);
-    if (store != Store::Word) wgsl << index_function("dst_index", "dst_stride", "p.head.y", rank);
+    if (typed) wgsl << store_helpers(dst_type);
+    if (source != Source::Fill) wgsl << index_function("src_index", "shape", "src_stride", "p.head.z", rank);
+    if (store != Store::Word) wgsl << index_function("dst_index", "shape", "dst_stride", "p.head.y", rank);
 
-    std::string value_type = typed ? (is_packed(dst_size) ? "u32" : typed_array_type(dst_type)) : raw_array_type(dst_size);
-    if (typed && (dst_type == c10::kFloat || dst_type == c10::kInt)) value_type = "u32";
+    const char* value_type = typed ? store_value_type(dst_type) : raw_array_type(dst_size);
     wgsl << "fn value(e: u32) -> " << value_type << " {\n";
     if (source == Source::Fill) {
       wgsl << "  return " << (dst_size == 8 ? "vec2<u32>(p.extra.y, p.extra.z)" : "p.extra.y") << ";\n";
@@ -154,35 +94,7 @@ struct KernelSpec {
     wgsl << "@compute @workgroup_size(" << kWorkgroup << ")\n"
          << "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {\n"
          << "  let t = gid.x + gid.y * groups.x * " << kWorkgroup << "u;\n";
-    const uint32_t lanes = dst_size == 1 ? 4 : 2, bits = dst_size * 8;
-    const char* mask = dst_size == 1 ? "0xFFu" : "0xFFFFu";
-    switch (store) {
-      case Store::Plain:
-        wgsl << "  if (t >= p.head.x) { return; }\n  dst[dst_index(t)] = value(t);\n";
-        break;
-      case Store::Scatter:
-        // Neighbouring elements of a strided packed tensor share words with other threads (and with
-        // memory outside the tensor): replace only this element's lane, atomically.
-        wgsl << "  if (t >= p.head.x) { return; }\n  let d = dst_index(t);\n"
-             << "  let w = d >> " << (dst_size == 1 ? "2u" : "1u") << ";\n"
-             << "  let s = (d & " << (dst_size == 1 ? "3u" : "1u") << ") * " << bits << "u;\n"
-             << "  atomicAnd(&dst[w], ~(" << mask << " << s));\n"
-             << "  atomicOr(&dst[w], (value(t) & " << mask << ") << s);\n";
-        break;
-      case Store::Word:
-        // A dense packed destination: each thread owns one whole word. Only the first and last words
-        // can hold bytes outside the tensor; those keep their old contents.
-        wgsl << "  if (t >= p.head.w) { return; }\n  let w = p.extra.x + t;\n  var word = 0u;\n"
-             << "  if (t == 0u || t + 1u == p.head.w) { word = dst[w]; }\n";
-        for (uint32_t j = 0; j < lanes; ++j) {
-          wgsl << "  {\n    let ei = w * " << lanes << "u + " << j << "u;\n"
-               << "    if (ei >= p.head.y && ei - p.head.y < p.head.x) {\n"
-               << "      word = insertBits(word, value(ei - p.head.y), " << j * bits << "u, " << bits << "u);\n"
-               << "    }\n  }\n";
-        }
-        wgsl << "  dst[w] = word;\n";
-        break;
-    }
+    wgsl << store_body(store, dst_size);
     wgsl << "}\n";
     return wgsl.str();
   }
@@ -230,9 +142,8 @@ void launch(runtime::DeviceContext& context, const KernelSpec& spec, const Devic
     threads = end - first;
   }
   const uint64_t groups = (threads + kWorkgroup - 1) / kWorkgroup;
-  const uint32_t max_x = context.limits().maxComputeWorkgroupsPerDimension;
-  const uint32_t groups_x = static_cast<uint32_t>(std::min<uint64_t>(groups, max_x));
-  const uint32_t groups_y = static_cast<uint32_t>((groups + groups_x - 1) / groups_x);
+  const Grid grid = grid_for(context, groups);
+  const uint32_t groups_x = grid.x, groups_y = grid.y;
 
   const uint32_t storage_count = src ? 2 : 1;
   WGPUComputePipeline compiled = pipeline(context, spec.name(), storage_count, [&] { return spec.source_code(); });

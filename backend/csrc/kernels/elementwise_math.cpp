@@ -1,0 +1,234 @@
+#include "kernels/elementwise_math.h"
+
+#include <cctype>
+#include <set>
+#include <vector>
+
+namespace torch_dml::kernels {
+namespace {
+
+struct Helper {
+  const char* name;
+  const char* code; // `T` is the computation type
+};
+
+// Bit-level tests: WGSL implementations may assume NaN and infinities never occur, so comparisons
+// cannot be trusted to detect them.
+const Helper kF32Bits[] = {
+    {"isnan_", "fn isnan_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }\n"},
+    {"isinf_", "fn isinf_(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }\n"},
+    {"signbit_", "fn signbit_(x: f32) -> bool { return bitcast<u32>(x) >= 0x80000000u; }\n"},
+    {"nan_", "fn nan_() -> f32 { return bitcast<f32>(0x7fc00000u); }\n"},
+    {"inf_", "fn inf_() -> f32 { return bitcast<f32>(0x7f800000u); }\n"},
+    {"copysign_", "fn copysign_(x: f32, y: f32) -> f32 {\n"
+                  "  return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(y) & 0x80000000u));\n}\n"},
+    {"nextafter_", "fn nextafter_(x: f32, y: f32) -> f32 {\n"
+                   "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
+                   "  let ux = bitcast<u32>(x);\n  let uy = bitcast<u32>(y);\n"
+                   "  if (ux == uy || ((ux | uy) & 0x7fffffffu) == 0u) { return y; }\n"
+                   "  if ((ux & 0x7fffffffu) == 0u) { return bitcast<f32>((uy & 0x80000000u) | 1u); }\n"
+                   "  // Away from zero when y is beyond x on x's side.\n"
+                   "  let away = (x < y) != signbit_(x);\n"
+                   "  return bitcast<f32>(select(ux - 1u, ux + 1u, away));\n}\n"},
+};
+
+const Helper kF64Bits[] = {
+    {"isnan_", "fn isnan_(x: f64) -> bool { return (bitcast<u64>(x) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu; }\n"},
+    {"isinf_", "fn isinf_(x: f64) -> bool { return (bitcast<u64>(x) & 0x7ffffffffffffffflu) == 0x7ff0000000000000lu; }\n"},
+    {"signbit_", "fn signbit_(x: f64) -> bool { return bitcast<u64>(x) >= 0x8000000000000000lu; }\n"},
+    {"nan_", "fn nan_() -> f64 { return bitcast<f64>(0x7ff8000000000000lu); }\n"},
+    {"inf_", "fn inf_() -> f64 { return bitcast<f64>(0x7ff0000000000000lu); }\n"},
+    {"copysign_", "fn copysign_(x: f64, y: f64) -> f64 {\n  return bitcast<f64>((bitcast<u64>(x) & 0x7fffffffffffffffl"
+                  "u) | (bitcast<u64>(y) & 0x8000000000000000lu));\n}\n"},
+};
+
+const Helper kIntBits[] = {
+    {"isnan_", "fn isnan_(x: T) -> bool { return false; }\n"},
+    {"isinf_", "fn isinf_(x: T) -> bool { return false; }\n"},
+    {"signbit_", "fn signbit_(x: T) -> bool { return x < T(0); }\n"},
+};
+
+// Helpers written once for any computation type (ints included).
+const Helper kGeneric[] = {
+    {"maximum_", "fn maximum_(x: T, y: T) -> T {\n  if (isnan_(x)) { return x; }\n  if (isnan_(y)) { return y; }\n"
+                 "  return select(y, x, x > y);\n}\n"},
+    {"minimum_", "fn minimum_(x: T, y: T) -> T {\n  if (isnan_(x)) { return x; }\n  if (isnan_(y)) { return y; }\n"
+                 "  return select(y, x, x < y);\n}\n"},
+    {"fmax_", "fn fmax_(x: T, y: T) -> T {\n  if (isnan_(x)) { return y; }\n  if (isnan_(y)) { return x; }\n"
+              "  return select(y, x, x > y);\n}\n"},
+    {"fmin_", "fn fmin_(x: T, y: T) -> T {\n  if (isnan_(x)) { return y; }\n  if (isnan_(y)) { return x; }\n"
+              "  return select(y, x, x < y);\n}\n"},
+    // clamp(x, lo, hi) with PyTorch's NaN rule: any NaN among the three gives NaN.
+    {"clamp_", "fn clamp_(x: T, lo: T, hi: T) -> T {\n  return minimum_(maximum_(x, lo), hi);\n}\n"},
+    {"sign_", "fn sign_(x: T) -> T {\n  return select(select(T(0), T(-1), x < T(0)), T(1), x > T(0));\n}\n"},
+    // Python's modulo: the result takes the divisor's sign.
+    {"remainder_", "fn remainder_(x: T, y: T) -> T {\n  var m = x % y;\n"
+                   "  if (m != T(0) && ((y < T(0)) != (m < T(0)))) { m = m + y; }\n  return m;\n}\n"},
+    {"div_floor_int_", "fn div_floor_int_(x: T, y: T) -> T {\n  var q = x / y;\n"
+                       "  if ((x % y != T(0)) && ((x < T(0)) != (y < T(0)))) { q = q - T(1); }\n  return q;\n}\n"},
+    // Integer powers by squaring; negative exponents give 0 except for bases 1 and -1 (PyTorch's rule).
+    {"pow_int_", "fn pow_int_(x: T, y: T) -> T {\n"
+                 "  if (y < T(0)) {\n    if (x == T(1)) { return T(1); }\n"
+                 "    if (x == T(-1)) { return select(T(1), T(-1), (y & T(1)) != T(0)); }\n    return T(0);\n  }\n"
+                 "  var r = T(1);\n  var b = x;\n  var e = y;\n"
+                 "  while (e != T(0)) {\n    if ((e & T(1)) != T(0)) { r = r * b; }\n    b = b * b;\n    e = e >> 1u;\n  }\n"
+                 "  return r;\n}\n"},
+    {"shl_", "fn shl_(x: T, y: T) -> T {\n  if (y < T(0) || y >= T(BITS)) { return T(0); }\n  return x << u32(y);\n}\n"},
+    {"shr_", "fn shr_(x: T, y: T) -> T {\n  if (y < T(0) || y >= T(BITS)) { return x >> u32(BITS - 1); }\n"
+             "  return x >> u32(y);\n}\n"},
+    {"lerp_", "fn lerp_(x: T, y: T, w: T) -> T {\n"
+              "  return select(y - (y - x) * (T(1) - w), x + w * (y - x), abs(w) < T(0.5));\n}\n"},
+};
+
+// Floating point only (f32; the rows that use them are not marked f64).
+const Helper kFloat[] = {
+    {"div_floor_", "fn div_floor_(a: T, b: T) -> T {\n  if (b == T(0)) { return a / b; }\n  let m = a % b;\n"
+                   "  var d = (a - m) / b;\n  if (m != T(0) && ((b < T(0)) != (m < T(0)))) { d = d - T(1); }\n"
+                   "  if (d == T(0)) { return copysign_(T(0), a / b); }\n  var f = floor(d);\n"
+                   "  if (d - f > T(0.5)) { f = f + T(1); }\n  return f;\n}\n"},
+    // Kahan's correction near 0, where exp(x) - 1 cancels; far from 0 the plain form is exact enough
+    // and the correction's product would overflow.
+    {"expm1_", "fn expm1_(x: T) -> T {\n  let u = exp(x);\n  if (abs(x) > T(0.5)) { return u - T(1); }\n"
+               "  if (u == T(1)) { return x; }\n"
+               "  let um1 = u - T(1);\n  if (um1 == T(-1) || isinf_(u)) { return um1; }\n"
+               "  return um1 * x / log(u);\n}\n"},
+    {"log1p_", "fn log1p_(x: T) -> T {\n  let u = T(1) + x;\n  if (u == T(1)) { return x; }\n"
+               "  if (isinf_(u) || u <= T(0)) { return log(u); }\n  return log(u) * x / (u - T(1));\n}\n"},
+    {"tanh_", "fn tanh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  return tanh(clamp(x, T(-15), T(15)));\n}\n"},
+    // lavapipe's asin / acos are off by ~4e-4; through atan2 they are accurate to a few ulp.
+    {"asin_", "fn asin_(x: T) -> T {\n  return atan2(x, sqrt((T(1) - x) * (T(1) + x)));\n}\n"},
+    {"acos_", "fn acos_(x: T) -> T {\n  return atan2(sqrt((T(1) - x) * (T(1) + x)), x);\n}\n"},
+    {"sigmoid_", "fn sigmoid_(x: T) -> T {\n  return T(1) / (T(1) + exp(-x));\n}\n"},
+    {"softplus_", "fn softplus_(x: T, beta: T, threshold: T) -> T {\n"
+                  "  if (x * beta > threshold) { return x; }\n  return log1p_(exp(x * beta)) / beta;\n}\n"},
+    // Series near 0, Numerical Recipes' erfc (fractional error below 1.2e-7) elsewhere.
+    {"erfc_", "fn erfc_(x: T) -> T {\n  let z = abs(x);\n  let t = T(1) / (T(1) + T(0.5) * z);\n"
+              "  let r = t * exp(-z * z - T(1.26551223) + t * (T(1.00002368) + t * (T(0.37409196) + t * (T(0.09678418)"
+              " + t * (T(-0.18628806) + t * (T(0.27886807) + t * (T(-1.13520398) + t * (T(1.48851587)"
+              " + t * (T(-0.82215223) + t * T(0.17087277))))))))));\n"
+              "  return select(r, T(2) - r, x < T(0));\n}\n"},
+    {"erf_", "fn erf_(x: T) -> T {\n  if (abs(x) < T(0.5)) {\n    let x2 = x * x;\n"
+             "    return T(1.1283791670955126) * x * (T(1) + x2 * (T(-0.3333333333333333) + x2 * (T(0.1)"
+             " + x2 * (T(-0.023809523809523808) + x2 * (T(0.004629629629629629) + x2 * T(-0.0007575757575757576))))));\n"
+             "  }\n  return T(1) - erfc_(x);\n}\n"},
+    // Giles' single-precision approximation, then one Newton step on erf_.
+    {"erfinv_", "fn erfinv_(x: T) -> T {\n  if (abs(x) >= T(1)) { return select(nan_(), copysign_(inf_(), x), abs(x) == T(1)); }\n"
+                "  var w = -log((T(1) - x) * (T(1) + x));\n  var p: T;\n"
+                "  if (w < T(5)) {\n    w = w - T(2.5);\n    p = T(2.81022636e-08);\n"
+                "    p = T(3.43273939e-07) + p * w;\n    p = T(-3.5233877e-06) + p * w;\n"
+                "    p = T(-4.39150654e-06) + p * w;\n    p = T(0.00021858087) + p * w;\n"
+                "    p = T(-0.00125372503) + p * w;\n    p = T(-0.00417768164) + p * w;\n"
+                "    p = T(0.246640727) + p * w;\n    p = T(1.50140941) + p * w;\n"
+                "  } else {\n    w = sqrt(w) - T(3);\n    p = T(-0.000200214257);\n"
+                "    p = T(0.000100950558) + p * w;\n    p = T(0.00134934322) + p * w;\n"
+                "    p = T(-0.00367342844) + p * w;\n    p = T(0.00573950773) + p * w;\n"
+                "    p = T(-0.0076224613) + p * w;\n    p = T(0.00943887047) + p * w;\n"
+                "    p = T(1.00167406) + p * w;\n    p = T(2.83297682) + p * w;\n  }\n"
+                "  let y = p * x;\n"
+                "  return y - (erf_(y) - x) / (T(1.1283791670955126) * exp(-y * y));\n}\n"},
+    // pow with C's special cases; integer exponents up to 64 by repeated squaring for accuracy.
+    {"pow_", "fn pow_(x: T, y: T) -> T {\n  if (y == T(0) || x == T(1)) { return T(1); }\n"
+             "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
+             "  let integral = trunc(y) == y && !isinf_(y);\n"
+             "  let odd = integral && abs(y % T(2)) == T(1);\n"
+             "  if (integral && abs(y) <= T(64)) {\n    var r = T(1);\n    var b = x;\n    var e = u32(abs(y));\n"
+             "    while (e != 0u) {\n      if ((e & 1u) != 0u) { r = r * b; }\n      b = b * b;\n      e = e >> 1u;\n    }\n"
+             "    return select(r, T(1) / r, y < T(0));\n  }\n"
+             "  if (y == T(0.5)) { return select(sqrt(x), inf_(), isinf_(x)); }\n"
+             "  if (x == T(0)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }\n"
+             "  if (x == T(-1) && isinf_(y)) { return T(1); }\n"
+             "  let r = exp2(y * log2(abs(x)));\n"
+             "  if (x < T(0)) {\n    if (!integral) { return nan_(); }\n    return select(r, -r, odd);\n  }\n"
+             "  return r;\n}\n"},
+    {"hypot_", "fn hypot_(x: T, y: T) -> T {\n  let ax = abs(x);\n  let ay = abs(y);\n"
+               "  if (isinf_(ax) || isinf_(ay)) { return inf_(); }\n  if (isnan_(ax) || isnan_(ay)) { return nan_(); }\n"
+               "  let m = max(ax, ay);\n  if (m == T(0)) { return T(0); }\n  let r = min(ax, ay) / m;\n"
+               "  return m * sqrt(T(1) + r * r);\n}\n"},
+    {"logaddexp_", "fn logaddexp_(x: T, y: T) -> T {\n  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
+                   "  if (isinf_(x) && x == y) { return x; }\n  let m = select(y, x, x > y);\n"
+                   "  return m + log1p_(exp(-abs(x - y)));\n}\n"},
+    {"logaddexp2_", "fn logaddexp2_(x: T, y: T) -> T {\n  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
+                    "  if (isinf_(x) && x == y) { return x; }\n  let m = select(y, x, x > y);\n"
+                    "  return m + log1p_(exp2(-abs(x - y))) * T(1.4426950408889634);\n}\n"},
+    {"xlogy_", "fn xlogy_(x: T, y: T) -> T {\n  if (isnan_(y)) { return y; }\n  if (x == T(0)) { return T(0); }\n"
+               "  return x * log(y);\n}\n"},
+    {"gelu_", "fn gelu_(x: T, tanh_approx: T) -> T {\n  if (tanh_approx != T(0)) {\n"
+              "    return T(0.5) * x * (T(1) + tanh_(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));\n  }\n"
+              "  return T(0.5) * x * (T(1) + erf_(x * T(0.7071067811865476)));\n}\n"},
+    {"gelu_backward_", "fn gelu_backward_(g: T, x: T, tanh_approx: T) -> T {\n  if (tanh_approx != T(0)) {\n"
+                       "    let k = T(0.7978845608028654);\n    let x2 = x * x;\n"
+                       "    let th = tanh_(k * (x + T(0.044715) * x2 * x));\n"
+                       "    return g * (T(0.5) * (T(1) + th) + T(0.5) * x * (T(1) - th * th) * k * (T(1) + T(0.134145) * x2));\n"
+                       "  }\n  let cdf = T(0.5) * (T(1) + erf_(x * T(0.7071067811865476)));\n"
+                       "  let pdf = exp(T(-0.5) * x * x) * T(0.3989422804014327);\n  return g * (cdf + x * pdf);\n}\n"},
+    {"logit_", "fn logit_(x: T, eps: T) -> T {\n  var z = x;\n"
+               "  if (eps >= T(0)) { z = clamp_(x, eps, T(1) - eps); }\n  return log(z / (T(1) - z));\n}\n"},
+    {"round_decimals_", "fn round_decimals_(x: T, scale: T, negative: T) -> T {\n"
+                        "  if (negative != T(0)) { return round(x / scale) * scale; }\n  return round(x * scale) / scale;\n}\n"},
+};
+
+bool is_ident(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+bool calls(const std::string& text, const char* name) {
+  const std::string needle = std::string(name) + "(";
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    if (at == 0 || !is_ident(text[at - 1])) return true;
+  return false;
+}
+
+} // namespace
+
+std::string substitute_type(const std::string& text, const char* type) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool alone = text[i] == 'T' && (i == 0 || !is_ident(text[i - 1])) &&
+        (i + 1 == text.size() || !is_ident(text[i + 1]));
+    if (alone) out += type;
+    else out += text[i];
+  }
+  return out;
+}
+
+std::string math_helpers(const std::string& expression, Value value) {
+  std::vector<const Helper*> pool;
+  const bool is_float = value == Value::F32 || value == Value::F64;
+  if (value == Value::F32)
+    for (const auto& h : kF32Bits) pool.push_back(&h);
+  if (value == Value::F64)
+    for (const auto& h : kF64Bits) pool.push_back(&h);
+  if (value == Value::I32 || value == Value::I64)
+    for (const auto& h : kIntBits) pool.push_back(&h);
+  for (const auto& h : kGeneric) pool.push_back(&h);
+  if (is_float)
+    for (const auto& h : kFloat) pool.push_back(&h);
+
+  // Grow the set of reached helpers to a fixed point, then emit them in pool order (callees are
+  // listed before callers or WGSL resolves them anyway: module-scope declarations are order-free).
+  std::set<const Helper*> reached;
+  std::string scanned = expression;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Helper* h : pool) {
+      if (!reached.count(h) && calls(scanned, h->name)) {
+        reached.insert(h);
+        scanned += h->code;
+        grew = true;
+      }
+    }
+  }
+  std::string out;
+  const char* type = wgsl_type(value);
+  const char* bits = value == Value::I64 ? "64" : "32";
+  for (const Helper* h : pool) {
+    if (!reached.count(h)) continue;
+    std::string code = substitute_type(h->code, type);
+    for (size_t at = code.find("BITS"); at != std::string::npos; at = code.find("BITS", at)) code.replace(at, 4, bits);
+    out += code;
+  }
+  return out;
+}
+
+} // namespace torch_dml::kernels

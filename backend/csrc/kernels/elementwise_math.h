@@ -1,0 +1,19 @@
+// WGSL helper functions the elementwise expressions of backend/ops.yaml may call. A kernel includes
+// only the helpers its expression reaches, specialised to its computation type, so an f64 kernel
+// never sees a transcendental it cannot compile.
+#pragma once
+
+#include <string>
+
+#include "kernels/dtypes.h"
+
+namespace torch_dml::kernels {
+
+// The WGSL definitions of every helper `expression` calls (directly or through other helpers), for
+// computation type `value`; `T` in the result is already replaced by the WGSL type.
+std::string math_helpers(const std::string& expression, Value value);
+
+// `text` with every standalone identifier `T` replaced by `type`.
+std::string substitute_type(const std::string& text, const char* type);
+
+} // namespace torch_dml::kernels
