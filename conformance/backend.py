@@ -46,31 +46,41 @@ def describe(module: str, device: str) -> dict[str, Any]:
         name_fn = getattr(backend, "device_name", None)
         info["adapter"] = {"name": name_fn(0) if name_fn else device, "features": []}
     info["adapter_class"] = adapter_class(info["adapter"]["name"])
+    info["float64"] = has_float64(backend)
+    info["fallback_detection"] = hasattr(backend, "strict") and hasattr(backend, "FallbackError")
     info["env"] = {k: v for k, v in os.environ.items() if k.startswith("TORCH_DML_")}
     return info
 
 
-def dispatch_kind(overload: str) -> str:
-    """native / composite / fallback / missing for one aten overload on PrivateUse1."""
-    name = overload if overload.startswith("aten::") else f"aten::{overload}"
-    has = torch._C._dispatch_has_kernel_for_dispatch_key
+# The tag _dispatch_dump_table prints at the end of an op's PrivateUse1 line -> how the backend serves it.
+DISPATCH_TAGS = {"[kernel]": "native", "[default backend kernel]": "composite", "[math kernel]": "composite",
+                 "[backend fallback]": "fallback"}
+
+
+def dispatch_kind(overload: str, dispatch_key: str = "PrivateUse1") -> str:
+    """native / composite / fallback / missing for one aten overload ('add.Tensor' or 'aten::add.Tensor')."""
+    name = overload if "::" in overload else f"aten::{overload}"
     try:
-        if has(name, "PrivateUse1"):
-            return "native"
-        if has(name, "CompositeImplicitAutograd") or has(name, "CompositeExplicitAutograd"):
-            return "composite"
+        table = torch._C._dispatch_dump_table(name)
     except RuntimeError:
         return "missing"
-    table = torch._C._dispatch_dump_table(name)
     for line in table.splitlines():
-        if line.startswith("PrivateUse1:") and "default backend kernel" in line:
-            return "native-structured"
-    if torch._C._dispatch_has_backend_fallback(torch._C.DispatchKey.PrivateUse1):
-        return "fallback"
+        if line.startswith(f"{dispatch_key}:"):
+            for tag, kind in DISPATCH_TAGS.items():
+                if line.rstrip().endswith(tag):
+                    return kind
+            return "native"  # registered some other way (a Python kernel): the backend's own
     return "missing"
 
 
+def has_float64(backend: Any) -> bool:
+    """Whether the adapter runs float64 (torch_dml: shader-f64); backends without the query are assumed to."""
+    query = getattr(backend, "has_float64_support", None)
+    return bool(query(0)) if query else True
+
+
 def registered_overloads() -> list[str]:
-    """Aten overloads with a kernel registered directly for PrivateUse1."""
-    names = torch._C._dispatch_get_registrations_for_dispatch_key("PrivateUse1")
-    return sorted(n for n in names if n.startswith("aten::"))
+    """aten overloads with a kernel registered directly for PrivateUse1 or AutogradPrivateUse1."""
+    from conformance.generate import registered_overloads as found
+
+    return found()

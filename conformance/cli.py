@@ -1,4 +1,9 @@
-"""python -m conformance run [--quick] [--ops ...] [--dtypes ...] [--workers N] [--backend-module M --device D]"""
+"""python -m conformance run [--quick] [--ops ...] [--dtypes ...] [--variants ...] [--workers N]
+                            [--backend-module M --device D] [--baseline old.json] [--update-expectations]
+python -m conformance generate [--force]
+
+`run` (re)generates the pytest modules when torch or the backend's registrations changed, runs them with
+pytest (and pytest-xdist for --workers > 1), then merges the per-test rows into the report."""
 
 from __future__ import annotations
 
@@ -8,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -21,146 +25,171 @@ QUICK_OPS = [
     "nn.functional.relu", "prod", "relu", "reshape", "sigmoid", "softmax", "stack", "std", "sub", "sum", "t",
     "tanh", "transpose", "var", "var_mean", "where", "zero_",
 ]
+QUICK_SAMPLES, FULL_SAMPLES = 2, 4
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend-module", default=os.environ.get("CONFORMANCE_BACKEND", "torch_dml"),
+                        help="the backend's import module (env CONFORMANCE_BACKEND; default torch_dml)")
+    parser.add_argument("--device", default=os.environ.get("CONFORMANCE_DEVICE", "dml"),
+                        help="its device name (env CONFORMANCE_DEVICE; default dml)")
+    parser.add_argument("--generated", default=os.environ.get("CONFORMANCE_GENERATED", ""),
+                        help="where the generated pytest modules go (default <out>/generated)")
+    parser.add_argument("--out", default="reports/conformance", help="the report folder")
+    parser.add_argument("--expectations", default=os.environ.get("CONFORMANCE_EXPECTATIONS", ""),
+                        help="folder of expectation files (env CONFORMANCE_EXPECTATIONS; default "
+                             "conformance/expectations)")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the suite and write the report")
+    run = sub.add_parser("run", help="generate if needed, run the suite and write the report")
+    _common(run)
     run.add_argument("--quick", action="store_true", help="the CI profile: a fixed set of ops, 2 samples each")
     run.add_argument("--ops", default="", help="comma-separated OpInfo names (default: all, or the quick set)")
     run.add_argument("--dtypes", default="", help="comma-separated dtypes, e.g. float32,int64")
-    run.add_argument("--max-samples", type=int, default=0, help="samples per (op, dtype); default 2 quick, 6 full")
-    run.add_argument("--workers", type=int, default=int(os.environ.get("CONFORMANCE_WORKERS", "2")))
-    run.add_argument("--backend-module", default=os.environ.get("CONFORMANCE_BACKEND", "torch_dml"))
-    run.add_argument("--device", default=os.environ.get("CONFORMANCE_DEVICE", "dml"))
-    run.add_argument("--out", default="reports/conformance")
+    run.add_argument("--variants", default="", help="comma-separated: forward,inplace,out,backward (default all)")
+    run.add_argument("--max-samples", type=int, default=0,
+                     help=f"samples per case; default {QUICK_SAMPLES} quick, {FULL_SAMPLES} full")
+    run.add_argument("--workers", type=int, default=int(os.environ.get("CONFORMANCE_WORKERS", "2")),
+                     help="pytest-xdist workers (1: in one process)")
     run.add_argument("--baseline", default="", help="an earlier report.json to diff against")
-    run.add_argument("--update-expectations", action="store_true", help="rewrite this adapter class's expectations")
-    run.add_argument("--shard", default="", help=argparse.SUPPRESS)
-    run.add_argument("--shard-out", default="", help=argparse.SUPPRESS)
+    run.add_argument("--update-expectations", action="store_true",
+                     help="rewrite this adapter class's expectations from the run's FAIL/ERROR cases")
+    run.add_argument("--check", action="store_true",
+                     help="exit 1 when a case is FAIL, ERROR or XPASS (default: 0 once the report is written)")
+    run.add_argument("--pytest-args", default="", help="extra pytest arguments, space-separated")
+    generate = sub.add_parser("generate", help="(re)generate the pytest modules only")
+    _common(generate)
+    generate.add_argument("--force", action="store_true", help="even when the key has not changed")
     return parser.parse_args(argv)
 
 
-def select_ops(op_db: list[Any], args: argparse.Namespace) -> list[Any]:
-    wanted = [n for n in args.ops.split(",") if n] or (QUICK_OPS if args.quick else [])
-    ops = [op for op in op_db if not wanted or op.name in wanted or getattr(op, "full_name", op.name) in wanted]
-    seen, unique = set(), []
-    for op in ops:  # op_db holds several variants per name; each full name once
-        key = (op.name, op.variant_test_name)
-        if key not in seen:
-            seen.add(key)
-            unique.append(op)
-    return unique
+def generated_dir(args: argparse.Namespace) -> Path:
+    return Path(args.generated) if args.generated else Path(args.out) / "generated"
 
 
-def run_shard(args: argparse.Namespace) -> dict[str, Any]:
-    """Runs this process's share of the ops and returns its rows and fallback counts."""
+def prepare(args: argparse.Namespace, force: bool = False) -> dict[str, Any]:
     from conformance import backend as backend_info
+    from conformance import generate
 
-    backend = backend_info.load(args.backend_module, args.device)  # before torch.testing._internal
-    import torch
-    from torch.testing._internal.common_methods_invocations import op_db
+    backend_info.load(args.backend_module, args.device)  # before torch.testing._internal
+    started = time.perf_counter()
+    regenerated, manifest = generate.ensure(generated_dir(args), args.backend_module, args.device, force)
+    state = f"regenerated in {time.perf_counter() - started:.1f} s" if regenerated else "up to date"
+    cases = sum(o["cases"] for o in manifest["ops"].values())
+    print(f"conformance: suite {generated_dir(args)} (key {manifest['key']}, {len(manifest['ops'])} OpInfos, "
+          f"{cases} cases, {len(manifest['registered'])} registered overloads): {state}", flush=True)
+    return manifest
 
-    from conformance.runner import Runner
 
-    ops = select_ops(op_db, args)
-    index, count = (int(x) for x in args.shard.split("/")) if args.shard else (0, 1)
-    ops = ops[index::count]
-    has_f64 = bool(getattr(backend, "has_float64_support", lambda i: True)(0))
-    max_samples = args.max_samples or (2 if args.quick else 6)
-    runner = Runner(backend, args.device, max_samples, has_f64)
-    wanted_dtypes = {d for d in args.dtypes.split(",") if d}
-    reset = getattr(backend, "reset_fallback_counts", lambda: None)
-    counts = getattr(backend, "fallback_counts", dict)
-    reset()
+def pytest_command(args: argparse.Namespace, results: Path) -> list[str]:
+    folder = generated_dir(args)
+    ops = args.ops or (",".join(QUICK_OPS) if args.quick else "")
+    samples = args.max_samples or (QUICK_SAMPLES if args.quick else FULL_SAMPLES)
+    command = [sys.executable, "-m", "pytest", str(folder), "-c", str(folder / "pytest.ini"), "--rootdir", str(folder),
+               "-p", "no:cacheprovider", "-q", "--tb=no", "-rN", "-W", "ignore",
+               "--conformance-backend", args.backend_module, "--conformance-device", args.device,
+               "--conformance-max-samples", str(samples), "--conformance-results", str(results)]
+    if args.expectations:
+        command += ["--conformance-expectations", args.expectations]
+    for option, value in (("--conformance-ops", ops), ("--conformance-dtypes", args.dtypes),
+                          ("--conformance-variants", args.variants)):
+        if value:
+            command += [option, value]
+    if args.workers > 1:
+        command += ["-n", str(args.workers)]
+    return command + args.pytest_args.split()
+
+
+def read_rows(results: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The plugin's rows; a row left by a crashed test names only its function: fill in its op."""
     rows = []
-    for i, op in enumerate(ops, 1):
-        started = time.perf_counter()
-        dtypes = sorted(op.supported_dtypes("cpu"), key=str)
-        cells = [runner.run_cell(op, dtype) for dtype in dtypes
-                 if not wanted_dtypes or str(dtype).removeprefix("torch.") in wanted_dtypes]
-        rows.extend(c.as_dict() for c in cells)
-        summary = " ".join(f"{s}={sum(c.status == s for c in cells)}" for s in sorted({c.status for c in cells}))
-        print(f"[{index}:{i}/{len(ops)}] {getattr(op, 'full_name', op.name)}: {summary} "
-              f"({time.perf_counter() - started:.1f} s)", flush=True)
-        torch.manual_seed(0)
-    return {"results": rows, "fallbacks": counts()}
+    for line in results.read_text().splitlines() if results.exists() else []:
+        row = json.loads(line)
+        if "function" in row:
+            entry = manifest["ops"].get(row.pop("function"), {})
+            row = {"op": entry.get("op", "?"), "family": entry.get("family", ""), "samples": 0,
+                   "sample_statuses": {}, "max_abs_error": 0.0, "max_rel_error": 0.0, "overloads": [],
+                   "time_s": 0.0, "sample_results": [], "fallbacks": {}, "tolerance": None, "expectation": "",
+                   **row}
+        rows.append(row)
+    rows.sort(key=lambda r: (r["op"], r["variant"], r["dtype"]))
+    return rows
 
 
-def merge(parts: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    rows, fallbacks = [], {}
-    for part in parts:
-        rows.extend(part["results"])
-        for name, count in part["fallbacks"].items():
+def untested_rows(overloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from conformance import statuses
+
+    return [{"op": o["name"], "variant": "forward", "dtype": "-", "status": statuses.UNTESTED, "samples": 0,
+             "sample_statuses": {}, "max_abs_error": 0.0, "max_rel_error": 0.0,
+             "message": "registered for the device, reached by no sample", "overloads": [o["name"]],
+             "time_s": 0.0, "family": "", "test_id": "", "sample_results": [], "fallbacks": {}, "tolerance": None,
+             "expectation": ""}
+            for o in overloads if o["registered"] and not o["exercised"]]
+
+
+def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[str, Any], wall: float,
+           exit_code: int) -> dict[str, Any]:
+    from conformance import backend as backend_info
+    from conformance import expectations, report
+
+    meta = backend_info.describe(args.backend_module, args.device)
+    fallbacks: dict[str, int] = {}
+    for row in rows:
+        for name, count in row.get("fallbacks", {}).items():
             fallbacks[name] = fallbacks.get(name, 0) + count
-    rows.sort(key=lambda r: (r["op"], r["dtype"]))
-    return rows, fallbacks
+    overloads = report.overload_table(rows, manifest["registered"], backend_info.dispatch_kind)
+    rows = rows + untested_rows(overloads)
+    samples = args.max_samples or (QUICK_SAMPLES if args.quick else FULL_SAMPLES)
+    suite = {"key": manifest["key"], "generated_dir": str(generated_dir(args)), "workers": args.workers,
+             "max_samples": samples, "ops": args.ops or ("quick set" if args.quick else "all"),
+             "dtypes": args.dtypes or "all", "variants": args.variants or "all", "pytest_exit_code": exit_code}
+    data = report.build({"generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                         "profile": "quick" if args.quick else ("full" if not (args.ops or args.dtypes
+                                                                               or args.variants) else "custom"),
+                         "wall_time_s": round(wall, 1), "backend": meta, "suite": suite}, rows, overloads, fallbacks)
+    if args.baseline:
+        data["diff"] = report.diff(data, json.loads(Path(args.baseline).read_text()))
+    report.render(data, Path(args.out))
+    if args.update_expectations:
+        folder = Path(args.expectations) if args.expectations else expectations.HERE
+        path = folder / f"{meta['adapter_class']}.yaml"
+        written = expectations.update(path, meta["adapter_class"], rows)
+        print(f"conformance: wrote {sum(e.kind == 'xfail' for e in written)} expected failures to {path}")
+    return data
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.shard:
-        result = run_shard(args)
-        Path(args.shard_out).write_text(json.dumps(result))
-        return 0
     started = time.perf_counter()
-    if args.workers <= 1:
-        parts = [run_shard(args)]
-    else:
-        with tempfile.TemporaryDirectory() as scratch:
-            outputs = [Path(scratch) / f"shard{i}.json" for i in range(args.workers)]
-            base = ["run", "--ops", args.ops, "--dtypes", args.dtypes, "--max-samples", str(args.max_samples),
-                    "--backend-module", args.backend_module, "--device", args.device, *(["--quick"] if args.quick else [])]
-            procs = [subprocess.Popen([sys.executable, "-m", "conformance", *base, "--workers", "1",
-                                       "--shard", f"{i}/{args.workers}", "--shard-out", str(outputs[i])])
-                     for i in range(args.workers)]
-            codes = [p.wait() for p in procs]
-            if any(codes):
-                print(f"conformance: a worker failed (exit codes {codes})", file=sys.stderr)
-                return 1
-            parts = [json.loads(o.read_text()) for o in outputs]
-    rows, fallbacks = merge(parts)
-    return finish(args, rows, fallbacks, time.perf_counter() - started)
-
-
-def finish(args: argparse.Namespace, rows: list[dict[str, Any]], fallbacks: dict[str, int], wall: float) -> int:
-    from conformance import backend as backend_info
-    from conformance import expectations, report, statuses
-
-    backend_info.load(args.backend_module, args.device)
-    meta = backend_info.describe(args.backend_module, args.device)
-    expected = expectations.load(meta["adapter_class"])
-    for row in rows:
-        row["status"], reason = expectations.apply(row["status"], row["op"], row["dtype"], expected)
-        if reason:
-            row["message"] = reason
-    exercised = {o for row in rows for o in row["overloads"]}
-    overloads = []
-    for name in backend_info.registered_overloads():
-        short = name.removeprefix("aten::")
-        overloads.append({"name": short, "dispatch": backend_info.dispatch_kind(name),
-                          "exercised": short in exercised})
-    for o in overloads:
-        if not o["exercised"]:
-            rows.append({"op": o["name"], "variant": "forward", "dtype": "-", "status": statuses.UNTESTED,
-                         "samples": 0, "sample_statuses": {}, "max_abs_error": 0.0, "max_rel_error": 0.0,
-                         "message": "registered for the device, reached by no sample", "overloads": [o["name"]],
-                         "time_s": 0.0})
-    data = report.build({"generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                         "profile": "quick" if args.quick else "full", "wall_time_s": round(wall, 1),
-                         "backend": meta}, rows, overloads, fallbacks)
-    if args.baseline:
-        data["diff"] = report.diff(data, json.loads(Path(args.baseline).read_text()))
+    manifest = prepare(args)
     out = Path(args.out)
-    report.render(data, out)
-    if args.update_expectations:
-        failures = [(r["op"], r["dtype"], r["message"]) for r in rows if r["status"] in (statuses.FAIL, statuses.ERROR)]
-        expectations.write(expectations.HERE / f"{meta['adapter_class']}.yaml", meta["adapter_class"], failures)
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.jsonl"
+    results.unlink(missing_ok=True)
+    env = {**os.environ, "TORCH_DML_FALLBACK_WARN": os.environ.get("TORCH_DML_FALLBACK_WARN", "0")}
+    command = pytest_command(args, results)
+    print("conformance: " + " ".join(command), flush=True)
+    exit_code = subprocess.call(command, env=env)
+    if not results.exists():
+        print(f"conformance: pytest exited {exit_code} without results", file=sys.stderr)
+        return exit_code or 1
+    rows = read_rows(results, manifest)
+    data = finish(args, rows, manifest, time.perf_counter() - started, exit_code)
     totals = ", ".join(f"{k} {v}" for k, v in data["totals"].items() if v)
-    print(f"conformance: {totals}; wall time {wall:.1f} s; report in {out}/ (report.json, report.md, index.html)")
+    print(f"conformance: {totals}; wall time {data['wall_time_s']:.1f} s; "
+          f"report in {out}/ (report.json, report.md, index.html)")
+    if args.check:
+        bad = data["totals"]["FAIL"] + data["totals"]["ERROR"] + data["totals"]["XPASS"]
+        return 1 if bad else 0
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
+    if args.command == "generate":
+        prepare(args, force=args.force)
+        return 0
     return run(args)

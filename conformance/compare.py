@@ -36,7 +36,10 @@ def _flatten(value: object) -> list[object]:
     return [value]
 
 
-def compare(actual: object, expected: object, tolerance: tuple[float, float] | None = None) -> Comparison:
+def compare(actual: object, expected: object, tolerance: tuple[float, float] | None = None,
+            device: str | None = None) -> Comparison:
+    """`tolerance` is (rtol, atol) for every floating leaf (default: DEFAULT_TOLERANCES by dtype); `device`,
+    when given, is the device type every actual tensor must be on."""
     actual_leaves, expected_leaves = _flatten(actual), _flatten(expected)
     if len(actual_leaves) != len(expected_leaves):
         return Comparison(False, message=f"{len(actual_leaves)} outputs, expected {len(expected_leaves)}")
@@ -49,6 +52,8 @@ def compare(actual: object, expected: object, tolerance: tuple[float, float] | N
                 return Comparison(False, message=f"dtype {a.dtype}, expected {e.dtype}")
             if a.shape != e.shape:
                 return Comparison(False, message=f"shape {tuple(a.shape)}, expected {tuple(e.shape)}")
+            if device is not None and a.device.type != device:
+                return Comparison(False, message=f"the result is on {a.device}, expected {device}")
             a = a.cpu()
             if e.numel() == 0:
                 continue
@@ -80,4 +85,8 @@ def compare(actual: object, expected: object, tolerance: tuple[float, float] | N
                     if abs(a - e) <= atol + rtol * abs(e):
                         continue
                 return Comparison(False, message=f"{a!r} != {e!r}")
+        elif e is None and a is not None:
+            return Comparison(False, message=f"got {type(a).__name__}, expected None")
+        elif isinstance(e, (str, torch.dtype)) and a != e:
+            return Comparison(False, message=f"{a!r} != {e!r}")
     return Comparison(True, worst_abs, worst_rel)

@@ -1,29 +1,32 @@
-"""Runs every (op, dtype) of the selected OpInfos on the CPU and on the device and classifies it.
+"""Runs one (op, variant, dtype) case of an OpInfo on the CPU and on the device and classifies it.
 
 Samples are made on the CPU with a fixed seed by calling each OpInfo's sample function directly (the
 tracked iterator behind op.sample_inputs() costs ~40 ms per call under pytest) and copied to the device.
-A sample that reaches the CPU fallback is re-run outside strict mode: if its numbers are right it is
-FALLBACK, never PASS.
+A sample that reaches the CPU fallback in strict mode is re-run without it: if its numbers are right it
+is FALLBACK, never PASS. Variants: forward, inplace (op.inplace_variant on a clone), out (out= tensors
+made on each side), backward (gradients of every input that requires grad, for seeded output grads).
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
 from conformance import statuses
-from conformance.compare import compare
+from conformance.compare import Comparison, compare
 
-RANDOM_OPS = {"bernoulli", "multinomial", "normal", "rand_like", "randn_like", "randint_like", "uniform",
-              "nn.functional.dropout", "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout",
-              "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.rrelu", "randint", "randn",
-              "rand", "cauchy", "exponential", "geometric", "log_normal", "empty", "empty_like",
-              "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
+VARIANTS = ("forward", "inplace", "out", "backward")
+
+
+class SampleSkipped(Exception):
+    """The CPU reference could not run this sample (or it has nothing to compare): not the device's fault."""
 
 
 @dataclass
@@ -39,35 +42,128 @@ class CellResult:
     message: str = ""
     overloads: list[str] = field(default_factory=list)
     time_s: float = 0.0
+    family: str = ""
+    test_id: str = ""
+    sample_results: list[dict[str, Any]] = field(default_factory=list)  # the samples that did not PASS
+    fallbacks: dict[str, int] = field(default_factory=dict)  # CPU-fallback calls this case caused
+    tolerance: dict[str, Any] | None = None  # an override from tolerances.yaml, with its reason
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+def overload_name(func: Any) -> str:
+    """'add.Tensor', 'mm' (the default overload has no suffix): the aten name without its namespace."""
+    base = str(func._schema.name).removeprefix("aten::")
+    return base if func._overloadname == "default" else f"{base}.{func._overloadname}"
+
+
 class OverloadRecorder(TorchDispatchMode):
-    """Records every aten overload a device run reached."""
+    """Records every aten overload a device run reached (after composite-implicit decomposition)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.seen: set[str] = set()
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.add(str(func._schema.name).removeprefix("aten::") + (
-            f".{func._overloadname}" if func._overloadname != "default" else ""))
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        self.seen.add(overload_name(func))
         return func(*args, **(kwargs or {}))
 
 
-def _to(device: str):
-    def move(t: torch.Tensor) -> torch.Tensor:
-        return t.to(device) if isinstance(t, torch.Tensor) else t
+def _leaves(sample: Any) -> list[Any]:
+    return tree_leaves((sample.input, sample.args, sample.kwargs))
+
+
+def _grad_inputs(sample: Any) -> list[torch.Tensor]:
+    return [t for t in _leaves(sample) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def _call(op: Any, sample: Any, **extra: Any) -> Any:
+    return op.op(sample.input, *sample.args, **sample.kwargs, **extra)
+
+
+def _empty_like_outputs(expected: Any, device: str) -> Any:
+    if isinstance(expected, torch.Tensor):
+        return torch.empty_like(expected, device=device)
+    if isinstance(expected, (tuple, list)) and expected and all(isinstance(t, torch.Tensor) for t in expected):
+        return tuple(torch.empty_like(t, device=device) for t in expected)
+    raise SampleSkipped("the output is not a tensor or a tuple of tensors")
+
+
+class Variant:
+    """How one variant turns a sample into comparable results on one device."""
+
+    requires_grad = False
+
+    def run(self, op: Any, sample: Any, device: str, context: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+
+class Forward(Variant):
+    def run(self, op: Any, sample: Any, device: str, context: dict[str, Any]) -> Any:
+        return sample.output_process_fn_grad(_call(op, sample))
+
+
+class Inplace(Variant):
+    def run(self, op: Any, sample: Any, device: str, context: dict[str, Any]) -> Any:
+        if not isinstance(sample.input, torch.Tensor):
+            raise SampleSkipped("the input is not a tensor")
+        target = sample.input.clone()
+        returned = op.inplace_variant(target, *sample.args, **sample.kwargs)
+        if returned is not target and isinstance(returned, torch.Tensor) and returned.data_ptr() != target.data_ptr():
+            raise AssertionError("the in-place variant returned a new tensor, not its input")
+        return target
+
+
+class Out(Variant):
+    def run(self, op: Any, sample: Any, device: str, context: dict[str, Any]) -> Any:
+        if "shape" not in context:  # the CPU runs first: its result tells the out= tensors' dtype and shape
+            context["shape"] = _call(op, sample)
+        out = _empty_like_outputs(context["shape"], device)
+        _call(op, sample, out=out)
+        return out
+
+
+class Backward(Variant):
+    requires_grad = True
+
+    def run(self, op: Any, sample: Any, device: str, context: dict[str, Any]) -> Any:
+        inputs = _grad_inputs(sample)
+        outputs = [t for t in tree_leaves(sample.output_process_fn_grad(_call(op, sample)))
+                   if isinstance(t, torch.Tensor) and t.requires_grad]
+        if not inputs or not outputs:
+            raise SampleSkipped("no differentiable input or output")
+        if "grads" not in context:  # seeded on the CPU, the same numbers for both sides
+            generator = torch.Generator().manual_seed(0)
+            context["grads"] = [torch.randn(o.shape, dtype=o.dtype, generator=generator) for o in outputs]
+        grads = [g.to(device) for g in context["grads"]]
+        if len(grads) != len(outputs):
+            raise AssertionError(f"{len(outputs)} differentiable outputs, the CPU had {len(grads)}")
+        return torch.autograd.grad(outputs, inputs, grads, allow_unused=True)
+
+
+VARIANT_RUNNERS: dict[str, Variant] = {"forward": Forward(), "inplace": Inplace(), "out": Out(),
+                                       "backward": Backward()}
+
+
+def _mover(device: str, requires_grad: bool) -> Callable[[Any], Any]:
+    def move(value: Any) -> Any:
+        if not isinstance(value, torch.Tensor):
+            return value
+        moved = value.detach().to(device)
+        return moved.requires_grad_(value.requires_grad) if requires_grad else moved
     return move
 
 
-def _call(op: Any, sample: Any) -> Any:
-    return sample.output_process_fn_grad(op.op(sample.input, *sample.args, **sample.kwargs))
+def _error_message(error: BaseException) -> str:
+    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return f"{type(error).__name__}: {text[:400]}"
 
 
 class Runner:
+    """Runs cases against one backend. `backend` may lack strict()/fallback_counts(): then nothing can be
+    classified FALLBACK and the report says so."""
+
     def __init__(self, backend: Any, device: str, max_samples: int, has_float64: bool) -> None:
         self.backend = backend
         self.device = device
@@ -75,77 +171,94 @@ class Runner:
         self.has_float64 = has_float64
         self.strict = getattr(backend, "strict", None)
         self.fallback_error = getattr(backend, "FallbackError", None)
+        self.counts: Callable[[], dict[str, int]] = getattr(backend, "fallback_counts", dict)
 
-    def _strict(self) -> contextlib.AbstractContextManager[None]:
+    def _strict(self) -> contextlib.AbstractContextManager[Any]:
         return self.strict() if self.strict else contextlib.nullcontext()
 
-    def samples(self, op: Any, dtype: torch.dtype) -> list[Any]:
+    def samples(self, op: Any, dtype: torch.dtype, requires_grad: bool) -> list[Any]:
         torch.manual_seed(0)
         found = []
-        for sample in op.sample_inputs_func(op, "cpu", dtype, False):
+        for sample in op.sample_inputs_func(op, "cpu", dtype, requires_grad):
             found.append(sample)
             if len(found) >= self.max_samples:
                 break
         return found
 
-    def run_sample(self, op: Any, sample: Any) -> tuple[str, float, float, str, set[str]]:
+    def run_sample(self, op: Any, variant: str, sample: Any,
+                   tolerance: tuple[float, float] | None) -> tuple[str, Comparison, set[str]]:
+        runner = VARIANT_RUNNERS[variant]
+        context: dict[str, Any] = {}
         try:
             torch.manual_seed(0)
-            expected = _call(op, sample)
+            expected = runner.run(op, sample, "cpu", context)
+        except SampleSkipped as skipped:
+            return statuses.SKIP, Comparison(False, message=str(skipped)), set()
         except Exception as error:  # noqa: BLE001 -- the CPU refusing a sample is a SKIP, not a failure
-            return statuses.SKIP, 0.0, 0.0, f"CPU raised {type(error).__name__}", set()
-        moved = sample.transform(_to(self.device))
+            return statuses.SKIP, Comparison(False, message=f"CPU raised {_error_message(error)}"), set()
+        moved = sample.transform(_mover(self.device, runner.requires_grad))
         recorder = OverloadRecorder()
         fell_back = False
         try:
+            torch.manual_seed(0)
             with self._strict(), recorder:
-                actual = _call(op, moved)
+                actual = runner.run(op, moved, self.device, context)
         except Exception as error:  # noqa: BLE001
             if self.fallback_error is None or not isinstance(error, self.fallback_error):
-                return statuses.ERROR, 0.0, 0.0, f"{type(error).__name__}: {str(error)[:300]}", recorder.seen
+                return statuses.ERROR, Comparison(False, message=_error_message(error)), recorder.seen
             fell_back = True
+            moved = sample.transform(_mover(self.device, runner.requires_grad))
             try:
+                torch.manual_seed(0)
                 with recorder:
-                    actual = _call(op, moved)
-            except Exception as error2:  # noqa: BLE001
-                return statuses.ERROR, 0.0, 0.0, f"{type(error2).__name__}: {str(error2)[:300]}", recorder.seen
-        outcome = compare(actual, expected)
+                    actual = runner.run(op, moved, self.device, context)
+            except Exception as retry_error:  # noqa: BLE001
+                return statuses.ERROR, Comparison(False, message=_error_message(retry_error)), recorder.seen
+        outcome = compare(actual, expected, tolerance, device=self.device)
         if not outcome.equal:
-            return statuses.FAIL, outcome.max_abs_error, outcome.max_rel_error, outcome.message, recorder.seen
-        status = statuses.FALLBACK if fell_back else statuses.PASS
-        return status, outcome.max_abs_error, outcome.max_rel_error, "", recorder.seen
+            return statuses.FAIL, outcome, recorder.seen
+        return (statuses.FALLBACK if fell_back else statuses.PASS), outcome, recorder.seen
 
-    def run_cell(self, op: Any, dtype: torch.dtype) -> CellResult:
-        name = op.full_name if hasattr(op, "full_name") else op.name
-        cell = CellResult(name, "forward", str(dtype).removeprefix("torch."), statuses.SKIP)
+    def run_case(self, op: Any, variant: str, dtype: torch.dtype,
+                 tolerance: tuple[float, float] | None = None) -> CellResult:
+        name = getattr(op, "full_name", op.name)
+        cell = CellResult(name, variant, str(dtype).removeprefix("torch."), statuses.SKIP)
         started = time.perf_counter()
-        if op.name in RANDOM_OPS or name in RANDOM_OPS:
-            cell.message = "random or uninitialised output: not comparable to the CPU"
-            return cell
         if dtype in (torch.float64, torch.complex128) and not self.has_float64:
-            cell.message = "the adapter has no shader-f64"
+            cell.message = "the adapter has no shader-f64 (torch_dml.has_float64_support() is False)"
             return cell
         try:
-            samples = self.samples(op, dtype)
+            samples = self.samples(op, dtype, VARIANT_RUNNERS[variant].requires_grad)
         except Exception as error:  # noqa: BLE001
-            cell.message = f"sample generation raised {type(error).__name__}"
+            cell.message = f"sample generation raised {_error_message(error)}"
             return cell
+        before = self.counts()
         found: list[str] = []
         overloads: set[str] = set()
-        for sample in samples:
-            status, abs_err, rel_err, message, seen = self.run_sample(op, sample)
+        skip_reasons: list[str] = []
+        for index, sample in enumerate(samples):
+            status, outcome, seen = self.run_sample(op, variant, sample, tolerance)
             found.append(status)
             overloads |= seen
-            cell.max_abs_error = max(cell.max_abs_error, abs_err)
-            cell.max_rel_error = max(cell.max_rel_error, rel_err)
-            if message and not cell.message and status not in (statuses.PASS, statuses.SKIP):
-                cell.message = message
+            cell.max_abs_error = max(cell.max_abs_error, outcome.max_abs_error)
+            cell.max_rel_error = max(cell.max_rel_error, outcome.max_rel_error)
+            if status == statuses.SKIP:
+                skip_reasons.append(outcome.message)
+            elif status != statuses.PASS:
+                cell.sample_results.append({"index": index, "status": status, "message": outcome.message,
+                                            "max_abs_error": outcome.max_abs_error,
+                                            "max_rel_error": outcome.max_rel_error})
+                cell.message = cell.message or outcome.message
+        after = self.counts()
+        cell.fallbacks = {k: n - before.get(k, 0) for k, n in after.items() if n - before.get(k, 0) > 0}
         real = [s for s in found if s != statuses.SKIP]
         cell.status = statuses.worst(real) if real else statuses.SKIP
         if not real:
-            cell.message = cell.message or "no sample ran on the CPU"
+            cell.message = (f"no sample ran on the CPU ({skip_reasons[0]})" if skip_reasons
+                            else "the OpInfo gave no sample for this dtype")
         cell.samples = len(found)
         cell.sample_statuses = {s: found.count(s) for s in sorted(set(found))}
         cell.overloads = sorted(overloads)
         cell.time_s = round(time.perf_counter() - started, 4)
         return cell
+

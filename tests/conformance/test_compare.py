@@ -37,3 +37,12 @@ def test_integers_compare_exactly_and_nested_outputs():
 def test_errors_are_measured():
     result = compare(torch.tensor([1.0, 2.5]), torch.tensor([1.0, 2.0]))
     assert not result.equal and abs(result.max_abs_error - 0.5) < 1e-12 and abs(result.max_rel_error - 0.25) < 1e-12
+
+
+def test_device_and_none_are_checked():
+    x = torch.ones(2)
+    assert "expected dml" in compare(x, x, device="dml").message
+    assert compare(x, x, device="cpu").equal
+    assert not compare((x, x), (x, None)).equal
+    assert compare((x, None), (x, None)).equal
+    assert not compare("a", "b").equal

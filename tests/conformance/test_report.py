@@ -1,15 +1,23 @@
-"""Statuses, expectations and report rendering, from synthetic results."""
+"""Report building, the schema, the baseline diff and rendering, from synthetic results."""
 
 import json
 
+import jsonschema
 import pytest
+from report_rows import make_report, row
 
-from conformance import expectations, report, statuses
+from conformance import SCHEMA_VERSION, report, statuses
 
 
-def row(op, dtype, status, message=""):
-    return {"op": op, "variant": "forward", "dtype": dtype, "status": status, "samples": 2, "sample_statuses": {},
-            "max_abs_error": 0.0, "max_rel_error": 0.0, "message": message, "overloads": [f"{op}.out"], "time_s": 0.1}
+@pytest.fixture
+def data():
+    return make_report([
+        row("add", "float32", statuses.PASS),
+        row("add", "int8", statuses.FALLBACK, fallbacks={"aten::add.out": 3}),
+        row("add", "float32", statuses.PASS, variant="backward"),
+        row("exp", "float32", statuses.FAIL, "values differ beyond tolerance", family="unary"),
+        row("exp", "float64", statuses.SKIP, "the adapter has no shader-f64", family="unary"),
+    ])
 
 
 def test_worst_status_wins():
@@ -18,47 +26,67 @@ def test_worst_status_wins():
     assert statuses.worst([]) == statuses.SKIP
 
 
-def test_expectations_turn_failures_into_xfail_and_passes_into_xpass(tmp_path):
-    (tmp_path / "lavapipe.yaml").write_text(
-        "expected_failures:\n- op: exp\n  dtypes: [float64]\n  reason: f64 exp is wrong on lavapipe\n")
-    expected = expectations.load("lavapipe", tmp_path)
-    assert expectations.apply(statuses.FAIL, "exp", "float64", expected)[0] == statuses.XFAIL
-    assert expectations.apply(statuses.PASS, "exp", "float64", expected)[0] == statuses.XPASS
-    assert expectations.apply(statuses.FAIL, "exp", "float32", expected)[0] == statuses.FAIL
-    (tmp_path / "bad.yaml").write_text("expected_failures:\n- op: exp\n")
-    with pytest.raises(ValueError, match="no reason"):
-        expectations.load("bad", tmp_path)
-
-
-def test_update_expectations_round_trips(tmp_path):
-    path = tmp_path / "other.yaml"
-    expectations.write(path, "other", [("mm", "int8", "wrong sign")])
-    loaded = expectations.load("other", tmp_path)
-    assert loaded[0].op == "mm" and loaded[0].dtypes == ("int8",) and loaded[0].reason == "wrong sign"
-
-
-def test_report_totals_coverage_and_rendering(tmp_path):
-    rows = [row("add", "float32", statuses.PASS), row("add", "int8", statuses.FALLBACK),
-            row("exp", "float32", statuses.FAIL, "values differ")]
-    overloads = [{"name": "add.out", "dispatch": "native", "exercised": True},
-                 {"name": "mm.out", "dispatch": "native", "exercised": False}]
-    meta = {"generated": "2026-11-22T00:00:00+00:00", "profile": "quick", "wall_time_s": 1.0,
-            "backend": {"module": "torch_dml", "device": "dml", "torch": "2.13.0", "adapter_class": "lavapipe",
-                        "adapter": {"name": "llvmpipe"}}}
-    data = report.build(meta, rows, overloads, {"aten::add.out": 3})
-    assert data["totals"][statuses.PASS] == 1 and data["totals"][statuses.FAIL] == 1
-    assert data["coverage"]["native_pass_pct"] == pytest.approx(33.3)
+def test_totals_coverage_and_untested(data):
+    assert data["totals"][statuses.PASS] == 2 and data["totals"][statuses.FAIL] == 1
+    assert data["totals"][statuses.UNTESTED] == 1  # mm.out: registered, reached by nothing
+    assert data["coverage"]["native_pass_pct"] == pytest.approx(50.0)  # 2 of 4 tested cases
+    assert data["coverage"]["correct_pct"] == pytest.approx(75.0)
     assert data["coverage"]["registered_exercised_pct"] == 50.0
+    assert data["coverage"]["native_pass_pct_by_variant"] == {"backward": 100.0, "forward": pytest.approx(33.3)}
+    assert data["families"] == ["binary", "unary"]
+
+
+def test_overload_table_counts_cases_and_passes(data):
+    by_name = {o["name"]: o for o in data["overloads"]}
+    assert by_name["add.out"] == {"name": "add.out", "dispatch": "native", "exercised": True, "registered": True,
+                                  "cases": 3, "passing": 2}
+    assert by_name["exp.out"]["dispatch"] == "fallback" and not by_name["exp.out"]["registered"]
+    assert not by_name["mm.out"]["exercised"]
+    assert data["fallbacks"] == {"aten::add.out": 3}
+
+
+def test_report_matches_its_schema(data, tmp_path):
+    schema = json.loads(report.SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    data["diff"] = report.diff(data, data)
+    jsonschema.validate(data, schema)
+    broken = json.loads(json.dumps(data))
+    broken["results"][0]["status"] = "GREAT"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+    del broken["totals"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_rendering_from_the_json(data, tmp_path):
     report.render(data, tmp_path)
-    assert json.loads((tmp_path / "report.json").read_text())["schema_version"] == 1
+    assert json.loads((tmp_path / "report.json").read_text())["schema_version"] == SCHEMA_VERSION
     markdown = (tmp_path / "report.md").read_text()
-    assert "| exp | float32 | FAIL |" in markdown and "`aten::add.out` | 3" in markdown
+    assert "| exp | forward | float32 | FAIL |" in markdown and "`aten::add.out` | 3" in markdown
+    assert "| add | forward | float32 |" not in markdown  # passing cases are not listed
     html = (tmp_path / "index.html").read_text()
-    assert 'data-status="FALLBACK"' in html and "status-filter" in html
+    assert 'data-status="FALLBACK"' in html and 'id="family-filter"' in html and "<option>unary</option>" in html
+    assert html.count('<tr data-op="') == 3  # add forward, add backward, exp forward
+    assert 'id="op-exp"' in html and "values differ beyond tolerance" in html
+    assert "<code>mm.out</code>" in html  # the UNTESTED list
+
+
+def test_rendering_escapes_messages(tmp_path):
+    data = make_report([row("add", "float32", statuses.ERROR, "<script>alert(1)</script>")])
+    report.render(data, tmp_path)
+    assert "<script>alert(1)" not in (tmp_path / "index.html").read_text()
 
 
 def test_diff_against_baseline():
-    before = {"results": [row("add", "float32", statuses.FALLBACK), row("exp", "float32", statuses.PASS)]}
-    after = {"results": [row("add", "float32", statuses.PASS), row("exp", "float32", statuses.FAIL)]}
+    before = make_report([row("add", "float32", statuses.FALLBACK), row("exp", "float32", statuses.PASS),
+                          row("mm", "float32", statuses.PASS), row("neg", "float32", statuses.SKIP)])
+    after = make_report([row("add", "float32", statuses.PASS), row("exp", "float32", statuses.FAIL),
+                         row("neg", "float32", statuses.PASS), row("sub", "float32", statuses.PASS)])
     changes = report.diff(after, before)
-    assert changes["improvements"][0]["op"] == "add" and changes["regressions"][0]["op"] == "exp"
+    assert [c["op"] for c in changes["improvements"]] == ["add"]
+    assert [c["op"] for c in changes["regressions"]] == ["exp"]
+    assert [c["op"] for c in changes["changed"]] == ["neg"]
+    # mm.out: registered, reached by no sample any more, so a new UNTESTED row
+    assert [(c["op"], c["after"]) for c in changes["new"]] == [("mm.out", "UNTESTED"), ("sub", "PASS")]
+    assert [c["op"] for c in changes["gone"]] == ["mm"]

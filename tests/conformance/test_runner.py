@@ -1,4 +1,4 @@
-"""The runner against the real backend: native, fallback and wrong results are told apart."""
+"""The runner against the real backend: native, fallback and wrong results are told apart, in every variant."""
 
 import pytest
 import torch
@@ -8,7 +8,7 @@ from torch.testing._internal.common_methods_invocations import op_db
 from conformance import statuses
 from conformance.runner import Runner
 
-OPS = {op.name: op for op in op_db if not op.variant_test_name}
+OPS = {op.name: op for op in reversed(op_db) if not op.variant_test_name}
 
 
 @pytest.fixture(scope="module")
@@ -16,25 +16,83 @@ def runner():
     return Runner(torch_dml, "dml", max_samples=2, has_float64=torch_dml.has_float64_support(0))
 
 
-def test_native_op_passes(runner):
-    cell = runner.run_cell(OPS["mm"], torch.float32)
+def test_native_op_passes_and_records_its_overloads(runner):
+    cell = runner.run_case(OPS["add"], "forward", torch.float32)
     assert cell.status == statuses.PASS, cell
-    assert "mm" in cell.overloads and cell.samples == 2
+    assert "add.Tensor" in cell.overloads and cell.samples == 2 and not cell.fallbacks
 
 
 def test_op_without_a_kernel_is_fallback_not_pass(runner):
-    cell = runner.run_cell(OPS["cumsum"], torch.float32)
+    cell = runner.run_case(OPS["cumsum"], "forward", torch.float32)
     assert cell.status == statuses.FALLBACK, cell
+    assert any("cumsum" in name for name in cell.fallbacks), cell.fallbacks
+
+
+@pytest.mark.parametrize("variant", ["inplace", "out", "backward"])
+def test_variants_of_a_native_op_pass(runner, variant):
+    cell = runner.run_case(OPS["mul"], variant, torch.float32)
+    assert cell.status in (statuses.PASS, statuses.FALLBACK), cell
+    assert cell.samples == 2
+
+
+def test_backward_compares_gradients(runner, monkeypatch):
+    """A device op whose gradient is wrong (forward right) fails only the backward variant."""
+    op = OPS["sin"]
+
+    class WrongGrad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.sin(x)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * torch.cos(x) * (2.0 if x.device.type == "dml" else 1.0)
+
+    monkeypatch.setattr(op, "op", WrongGrad.apply)
+    assert runner.run_case(op, "forward", torch.float32).status in (statuses.PASS, statuses.FALLBACK)
+    cell = runner.run_case(op, "backward", torch.float32)
+    assert cell.status == statuses.FAIL, cell
+    assert cell.max_abs_error > 0 and cell.sample_results[0]["status"] == statuses.FAIL
 
 
 def test_wrong_numbers_are_fail(runner, monkeypatch):
     op = OPS["mm"]
     real = op.op
     monkeypatch.setattr(op, "op", lambda a, b: real(a, b) + (1.0 if a.device.type == "dml" else 0.0))
-    cell = runner.run_cell(op, torch.float32)
-    assert cell.status in (statuses.FAIL, statuses.FALLBACK) and cell.status != statuses.PASS
+    cell = runner.run_case(op, "forward", torch.float32)
+    assert cell.status == statuses.FAIL and cell.max_abs_error == pytest.approx(1.0, abs=1e-3), cell
 
 
-def test_random_ops_are_skipped_with_a_reason(runner):
-    cell = runner.run_cell(OPS["bernoulli"], torch.float32)
-    assert cell.status == statuses.SKIP and "random" in cell.message
+def test_a_device_exception_is_error(runner, monkeypatch):
+    op = OPS["neg"]
+    real = op.op
+
+    def broken(x, *args, **kwargs):
+        if x.device.type == "dml":
+            raise RuntimeError("kernel exploded")
+        return real(x, *args, **kwargs)
+
+    monkeypatch.setattr(op, "op", broken)
+    cell = runner.run_case(op, "forward", torch.float32)
+    assert cell.status == statuses.ERROR and "kernel exploded" in cell.message
+
+
+def test_missing_float64_is_a_skip_with_the_reason():
+    runner = Runner(torch_dml, "dml", max_samples=1, has_float64=False)
+    cell = runner.run_case(OPS["add"], "forward", torch.float64)
+    assert cell.status == statuses.SKIP and "shader-f64" in cell.message
+
+
+def test_a_sample_the_cpu_refuses_is_skipped(runner):
+    cell = runner.run_case(OPS["abs"], "inplace", torch.complex64)  # in-place abs of complex: CPU raises
+    assert cell.status == statuses.SKIP and "CPU raised" in cell.message
+
+
+def test_tolerance_override_changes_the_verdict(runner, monkeypatch):
+    op = OPS["exp"]
+    real = op.op
+    monkeypatch.setattr(op, "op", lambda x: real(x) * (1 + 1e-3 if x.device.type == "dml" else 1))
+    assert runner.run_case(op, "forward", torch.float32).status == statuses.FAIL
+    assert runner.run_case(op, "forward", torch.float32, tolerance=(1e-2, 1e-2)).status != statuses.FAIL
