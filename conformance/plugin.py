@@ -64,6 +64,11 @@ class Session:
         self.max_samples = config.getoption("conformance_max_samples")
         self.adapter_class = config.getoption("conformance_adapter_class")
         self.backend = backend_info.load(self.module, self.device)  # before torch.testing._internal
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        if workers > 1:  # one intra-op thread pool per worker would oversubscribe the cores
+            import torch
+
+            torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
         self.adapter_class = self.adapter_class or backend_info.describe(self.module, self.device)["adapter_class"]
         # Data errors stop the session here, before any test runs.
         folder = config.getoption("conformance_expectations")
