@@ -61,6 +61,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     run.add_argument("--check", action="store_true",
                      help="exit 1 when a case is FAIL, ERROR or XPASS (default: 0 once the report is written)")
     run.add_argument("--pytest-args", default="", help="extra pytest arguments, space-separated")
+    rebuild = sub.add_parser("report", help="rebuild the report from a run's results.jsonl (e.g. an interrupted run)")
+    _common(rebuild)
+    rebuild.add_argument("--results", default="", help="default <out>/results.jsonl")
+    rebuild.add_argument("--wall-time", type=float, default=0.0, help="the run's wall time to record, seconds")
+    rebuild.add_argument("--baseline", default="", help="an earlier report.json to diff against")
     generate = sub.add_parser("generate", help="(re)generate the pytest modules only")
     _common(generate)
     generate.add_argument("--force", action="store_true", help="even when the key has not changed")
@@ -191,5 +196,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     if args.command == "generate":
         prepare(args, force=args.force)
+        return 0
+    if args.command == "report":
+        manifest = prepare(args)
+        results = Path(args.results) if args.results else Path(args.out) / "results.jsonl"
+        defaults = {"quick": False, "ops": "", "dtypes": "", "variants": "", "max_samples": 0, "workers": 0,
+                    "update_expectations": False}
+        for name, value in defaults.items():
+            setattr(args, name, getattr(args, name, value))
+        data = finish(args, read_rows(results, manifest), manifest, args.wall_time, -1)
+        print(f"conformance: report from {results} ({len(data['results'])} rows) in {args.out}/")
         return 0
     return run(args)

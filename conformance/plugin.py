@@ -183,39 +183,41 @@ def _row_from_nodeid(nodeid: str, message: str) -> dict[str, Any] | None:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    rows = _CONFIG[0].stash[_ROWS_KEY] if _CONFIG else None
-    if rows is None:
+    if not _CONFIG:
         return
-    for key, value in report.user_properties:
-        if key == PROPERTY:
-            rows[report.nodeid] = value
-            return
-    if report.failed and report.nodeid not in rows:
-        crash = _row_from_nodeid(report.nodeid, str(report.longrepr).strip().splitlines()[-1] if report.longrepr
-                                 else "the test failed without a result")
-        if crash:
-            rows[report.nodeid] = crash
+    config = _CONFIG[0]
+    rows = config.stash[_ROWS_KEY]
+    row = next((value for key, value in report.user_properties if key == PROPERTY), None)
+    if row is None and report.failed and report.nodeid not in rows:
+        row = _row_from_nodeid(report.nodeid, str(report.longrepr).strip().splitlines()[-1] if report.longrepr
+                               else "the test failed without a result")
+    if row is None or report.nodeid in rows:
+        return
+    rows[report.nodeid] = row
+    stream = config.stash.get(_STREAM_KEY, None)
+    if stream is not None:  # written as they come, so an interrupted run keeps what it did
+        stream.write(json.dumps(row) + "\n")
+        stream.flush()
 
 
 _CONFIG: list[pytest.Config] = []
+_STREAM_KEY = pytest.StashKey[Any]()
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    _CONFIG[:] = [session.config]
+    config = session.config
+    _CONFIG[:] = [config]
+    path = config.getoption("conformance_results")
+    if path and not hasattr(config, "workerinput"):  # the controller (or the only process) writes the rows
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        config.stash[_STREAM_KEY] = open(path, "w")  # noqa: SIM115 -- closed at session finish
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    config = session.config
-    if hasattr(config, "workerinput"):  # an xdist worker: its rows reach the controller with each report
-        return
-    path = config.getoption("conformance_results")
-    if not path:
-        return
-    rows = config.stash[_ROWS_KEY]
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as out:
-        out.writelines(json.dumps(rows[nodeid]) + "\n" for nodeid in sorted(rows))
+    stream = session.config.stash.get(_STREAM_KEY, None)
+    if stream is not None:
+        stream.close()
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -116,3 +116,28 @@ def test_untested_registered_overloads_are_listed(small_run):
     exercised = {o["name"] for o in data["overloads"] if o["exercised"]}
     assert untested and untested == registered - exercised
     assert "add.Tensor" in exercised and "add.Tensor" not in untested
+
+
+def test_report_is_rebuilt_from_the_results_alone(small_run):
+    tmp_path, _ = small_run
+    before = json.loads((tmp_path / "out" / "report.json").read_text())
+    (tmp_path / "out" / "report.json").unlink()
+    done = subprocess.run([sys.executable, "-m", "conformance", "report", "--out", str(tmp_path / "out"),
+                           "--generated", str(tmp_path / "generated"), "--wall-time", "12.5"],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    after = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert after["totals"] == before["totals"] and after["wall_time_s"] == 12.5
+
+
+def test_a_crashed_test_becomes_an_error_row(tmp_path):
+    from conformance.cli import read_rows
+
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps({"function": "test_div_floor_rounding", "variant": "out", "dtype": "int8",
+                                   "status": "ERROR", "message": "worker 'gw0' crashed", "test_id": "x"}) + "\n")
+    manifest = {"ops": {"test_div_floor_rounding": {"op": "div.floor_rounding", "family": "binary"}}}
+    (row,) = read_rows(results, manifest)
+    assert (row["op"], row["variant"], row["dtype"], row["status"]) == ("div.floor_rounding", "out", "int8", "ERROR")
+    assert row["family"] == "binary" and row["overloads"] == []
