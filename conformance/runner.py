@@ -155,6 +155,22 @@ def _mover(device: str, requires_grad: bool) -> Callable[[Any], Any]:
     return move
 
 
+def _on_device(sample: Any, device: str, requires_grad: bool) -> Any:
+    """The sample with its tensors copied to the device, and the CPU named as a device (factory functions'
+    device=, to()'s target) replaced by the device: samples are made on the CPU, the op must run on `device`."""
+    moved = sample.transform(_mover(device, requires_grad))
+
+    def retarget(value: Any) -> Any:
+        if isinstance(value, torch.device) and value.type == "cpu":
+            return torch.device(device)
+        return device if isinstance(value, str) and value == "cpu" else value
+
+    moved.args = tuple(retarget(a) for a in moved.args)
+    moved.kwargs = {k: retarget(v) if k == "device" or isinstance(v, torch.device) else v
+                    for k, v in moved.kwargs.items()}
+    return moved
+
+
 def _error_message(error: BaseException) -> str:
     text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
     return f"{type(error).__name__}: {text[:400]}"
@@ -196,7 +212,7 @@ class Runner:
             return statuses.SKIP, Comparison(False, message=str(skipped)), set()
         except Exception as error:  # noqa: BLE001 -- the CPU refusing a sample is a SKIP, not a failure
             return statuses.SKIP, Comparison(False, message=f"CPU raised {_error_message(error)}"), set()
-        moved = sample.transform(_mover(self.device, runner.requires_grad))
+        moved = _on_device(sample, self.device, runner.requires_grad)
         recorder = OverloadRecorder()
         fell_back = False
         try:
@@ -207,14 +223,17 @@ class Runner:
             if self.fallback_error is None or not isinstance(error, self.fallback_error):
                 return statuses.ERROR, Comparison(False, message=_error_message(error)), recorder.seen
             fell_back = True
-            moved = sample.transform(_mover(self.device, runner.requires_grad))
+            moved = _on_device(sample, self.device, runner.requires_grad)
             try:
                 torch.manual_seed(0)
                 with recorder:
                     actual = runner.run(op, moved, self.device, context)
             except Exception as retry_error:  # noqa: BLE001
                 return statuses.ERROR, Comparison(False, message=_error_message(retry_error)), recorder.seen
-        outcome = compare(actual, expected, tolerance, device=self.device)
+        try:
+            outcome = compare(actual, expected, tolerance, device=self.device)
+        except Exception as error:  # noqa: BLE001 -- an output the comparison cannot read is the device's
+            return statuses.ERROR, Comparison(False, message=f"comparing raised {_error_message(error)}"), recorder.seen
         if not outcome.equal:
             return statuses.FAIL, outcome, recorder.seen
         return (statuses.FALLBACK if fell_back else statuses.PASS), outcome, recorder.seen
@@ -248,11 +267,12 @@ class Runner:
                 cell.sample_results.append({"index": index, "status": status, "message": outcome.message,
                                             "max_abs_error": outcome.max_abs_error,
                                             "max_rel_error": outcome.max_rel_error})
-                cell.message = cell.message or outcome.message
         after = self.counts()
         cell.fallbacks = {k: n - before.get(k, 0) for k, n in after.items() if n - before.get(k, 0) > 0}
         real = [s for s in found if s != statuses.SKIP]
         cell.status = statuses.worst(real) if real else statuses.SKIP
+        # The message of the first sample with the case's (worst) status
+        cell.message = next((r["message"] for r in cell.sample_results if r["status"] == cell.status), "")
         if not real:
             cell.message = (f"no sample ran on the CPU ({skip_reasons[0]})" if skip_reasons
                             else "the OpInfo gave no sample for this dtype")

@@ -46,3 +46,9 @@ def test_device_and_none_are_checked():
     assert not compare((x, x), (x, None)).equal
     assert compare((x, None), (x, None)).equal
     assert not compare("a", "b").equal
+
+
+def test_float8_compares_without_float8_kernels():
+    x = torch.tensor([1.0, 2.0, float("nan")]).to(torch.float8_e4m3fn)
+    assert compare(x.clone(), x).equal
+    assert not compare(torch.tensor([1.0, 4.0, float("nan")]).to(torch.float8_e4m3fn), x).equal

@@ -96,3 +96,30 @@ def test_tolerance_override_changes_the_verdict(runner, monkeypatch):
     monkeypatch.setattr(op, "op", lambda x: real(x) * (1 + 1e-3 if x.device.type == "dml" else 1))
     assert runner.run_case(op, "forward", torch.float32).status == statuses.FAIL
     assert runner.run_case(op, "forward", torch.float32, tolerance=(1e-2, 1e-2)).status != statuses.FAIL
+
+
+def test_factory_functions_are_retargeted_to_the_device(runner):
+    """Samples are made on the CPU: device='cpu' in a factory's kwargs must become the device under test."""
+    for name in ("ones", "arange", "full"):
+        cell = runner.run_case(OPS[name], "forward", torch.float32)
+        assert cell.status in (statuses.PASS, statuses.FALLBACK), cell
+        assert "on cpu" not in cell.message
+
+
+def test_the_message_is_the_worst_samples(runner, monkeypatch):
+    op = OPS["mul"]  # several samples per dtype
+    real = op.op
+    calls = []
+
+    def flaky(x, *args, **kwargs):
+        if x.device.type != "dml":
+            return real(x, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:
+            return real(x, *args, **kwargs) + 1  # first sample: wrong numbers (FAIL)
+        raise RuntimeError("second sample raised")  # second: ERROR, the worse status
+
+    monkeypatch.setattr(op, "op", flaky)
+    cell = runner.run_case(op, "forward", torch.float32)
+    assert cell.status == statuses.ERROR and "second sample raised" in cell.message
+    assert [r["status"] for r in cell.sample_results] == [statuses.FAIL, statuses.ERROR]
