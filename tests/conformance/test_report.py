@@ -17,6 +17,8 @@ def data():
         row("add", "float32", statuses.PASS, variant="backward"),
         row("exp", "float32", statuses.FAIL, "values differ beyond tolerance", family="unary"),
         row("exp", "float64", statuses.SKIP, "the adapter has no shader-f64", family="unary"),
+        row("cumsum", "float32", statuses.FALLBACK, family="other", overloads=["cumsum"],
+            fallbacks={"aten::cumsum.out": 2}),
     ])
 
 
@@ -29,11 +31,11 @@ def test_worst_status_wins():
 def test_totals_coverage_and_untested(data):
     assert data["totals"][statuses.PASS] == 2 and data["totals"][statuses.FAIL] == 1
     assert data["totals"][statuses.UNTESTED] == 1  # mm.out: registered, reached by nothing
-    assert data["coverage"]["native_pass_pct"] == pytest.approx(50.0)  # 2 of 4 tested cases
-    assert data["coverage"]["correct_pct"] == pytest.approx(75.0)
+    assert data["coverage"]["native_pass_pct"] == pytest.approx(40.0)  # 2 of 5 tested cases
+    assert data["coverage"]["correct_pct"] == pytest.approx(80.0)
     assert data["coverage"]["registered_exercised_pct"] == 50.0
-    assert data["coverage"]["native_pass_pct_by_variant"] == {"backward": 100.0, "forward": pytest.approx(33.3)}
-    assert data["families"] == ["binary", "unary"]
+    assert data["coverage"]["native_pass_pct_by_variant"] == {"backward": 100.0, "forward": pytest.approx(25.0)}
+    assert data["families"] == ["binary", "other", "unary"]
 
 
 def test_overload_table_counts_cases_and_passes(data):
@@ -42,7 +44,9 @@ def test_overload_table_counts_cases_and_passes(data):
                                   "cases": 3, "passing": 2}
     assert by_name["exp.out"]["dispatch"] == "fallback" and not by_name["exp.out"]["registered"]
     assert not by_name["mm.out"]["exercised"]
-    assert data["fallbacks"] == {"aten::add.out": 3}
+    assert data["fallbacks"] == {"aten::add.out": 3, "aten::cumsum.out": 2}
+    # reached below the dispatch mode, through the fallback: still exercised
+    assert by_name["cumsum.out"]["exercised"] and by_name["cumsum.out"]["cases"] == 1
 
 
 def test_report_matches_its_schema(data, tmp_path):
@@ -67,7 +71,7 @@ def test_rendering_from_the_json(data, tmp_path):
     assert "| add | forward | float32 |" not in markdown  # passing cases are not listed
     html = (tmp_path / "index.html").read_text()
     assert 'data-status="FALLBACK"' in html and 'id="family-filter"' in html and "<option>unary</option>" in html
-    assert html.count('<tr data-op="') == 3  # add forward, add backward, exp forward
+    assert html.count('<tr data-op="') == 4  # add forward, add backward, exp forward, cumsum forward
     assert 'id="op-exp"' in html and "values differ beyond tolerance" in html
     assert "<code>mm.out</code>" in html  # the UNTESTED list
 
