@@ -17,6 +17,9 @@ SCHEMA = Path(__file__).parent / "schema" / "report.schema.json"
 COLOURS = {statuses.PASS: "#2e7d32", statuses.FALLBACK: "#f9a825", statuses.FAIL: "#c62828",
            statuses.ERROR: "#6a1b9a", statuses.XFAIL: "#8d6e63", statuses.XPASS: "#ef6c00",
            statuses.SKIP: "#9e9e9e", statuses.UNTESTED: "#546e7a"}
+# Cell labels in the grid: FALLBACK cut to four letters would read like FAIL.
+SHORT = {statuses.FALLBACK: "CPU", statuses.ERROR: "ERR", statuses.XFAIL: "xfail", statuses.XPASS: "XPASS",
+         statuses.UNTESTED: "-"}
 DISPATCH_KINDS = ["native", "composite", "fallback", "missing"]
 # For the diff: better to worse. SKIP and UNTESTED are not ranked: a change to or from them is "changed".
 RANKED = [statuses.PASS, statuses.XPASS, statuses.FALLBACK, statuses.XFAIL, statuses.FAIL, statuses.ERROR]
@@ -139,7 +142,7 @@ def render(report: dict[str, Any], out_dir: Path) -> None:
     environment.filters["number"] = _number
     results = report["results"]
     context = {"report": report, "dtypes": sorted({r["dtype"] for r in results if r["dtype"] != "-"}),
-               "grid": grid(results), "details": details(results), "colours": COLOURS,
+               "grid": grid(results), "details": details(results), "colours": COLOURS, "short": SHORT,
                "statuses": statuses.SEVERITY, "dispatch_kinds": DISPATCH_KINDS,
                "families": report.get("families") or sorted({r.get("family", "") for r in results} - {""}),
                "variants": sorted({r["variant"] for r in results if r["dtype"] != "-"}),
