@@ -118,10 +118,18 @@ void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& sta
 }
 
 void fallback_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const std::string name = op_name(op);
+  enter_fallback(op_name(op), describe_arguments(op, *stack));
+  substitute_generators(op, *stack);
+  // View ops cannot fall back: a CPU result cannot alias dml memory, so refuse rather than copy.
+  at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+}
+
+} // namespace
+
+void enter_fallback(const std::string& name, const std::string& arguments) {
   if (g_strict.load()) {
-    const std::string message = "torch_dml strict mode: " + name + " has no native dml kernel " +
-        describe_arguments(op, *stack) + "; outside strict mode it runs on the CPU fallback.";
+    const std::string message = "torch_dml strict mode: " + name + " has no native dml kernel " + arguments +
+        "; outside strict mode it runs on the CPU fallback.";
     if (auto handler = g_violation.load()) handler(message);
     TORCH_CHECK_NOT_IMPLEMENTED(false, message);
   }
@@ -135,10 +143,9 @@ void fallback_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     TORCH_WARN("torch_dml: ", name, " has no native dml kernel yet and runs on the CPU (a copy each way). "
                "Set TORCH_DML_FALLBACK_WARN=0 to silence this warning.");
   }
-  substitute_generators(op, *stack);
-  // View ops cannot fall back: a CPU result cannot alias dml memory, so refuse rather than copy.
-  at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
 }
+
+namespace {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback_kernel>());

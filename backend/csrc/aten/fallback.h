@@ -14,6 +14,11 @@ namespace torch_dml::aten {
 // a kernel): calling it counts, warns and honours strict mode exactly like an unregistered op.
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// The bookkeeping of the fallback for an op that routes to the CPU by hand (one whose CPU kernel is not
+// registered under its own name, like convolution_overrideable): refuses in strict mode, counts, warns
+// once. `arguments` describes dtypes and adapter for the message.
+void enter_fallback(const std::string& name, const std::string& arguments);
+
 std::map<std::string, uint64_t> fallback_counts();
 void reset_fallback_counts();
 void set_strict(bool enabled);

@@ -1,0 +1,42 @@
+"""Convolutions reach the backend as convolution_overrideable, which has no boxed CPU fallback of its
+own: they must still run (through the counted CPU route) and train, never raise 'not implemented'."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+import torch_dml
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["conv", "conv_transpose"])
+def test_conv2d_forward_and_backward_match_cpu(transposed):
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 9, 9, requires_grad=True)
+    # groups=2: conv weight (out 6, in/groups 2, 3, 3); transposed weight (in 4, out/groups 6, 3, 3).
+    w = torch.randn((4, 6, 3, 3) if transposed else (6, 2, 3, 3), requires_grad=True)
+    b = torch.randn(12 if transposed else 6, requires_grad=True)
+
+    def run(x, w, b):
+        if transposed:
+            return F.conv_transpose2d(x, w, b, stride=2, padding=1, groups=2)
+        return F.conv2d(x, w, b, stride=1, padding=1, groups=2)
+
+    expected = run(x, w, b)
+    expected.square().sum().backward()
+    dx, dw, db = (t.detach().to("dml").requires_grad_() for t in (x, w, b))
+    torch_dml.reset_fallback_counts()
+    actual = run(dx, dw, db)
+    actual.square().sum().backward()
+    assert actual.device.type == "dml"
+    torch.testing.assert_close(actual.cpu(), expected, rtol=1e-4, atol=1e-4)
+    for got, want in ((dx, x), (dw, w), (db, b)):
+        torch.testing.assert_close(got.grad.cpu(), want.grad, rtol=1e-4, atol=1e-4)
+    counts = torch_dml.fallback_counts()
+    assert counts.get("aten::convolution_overrideable") == 1
+    assert counts.get("aten::convolution_backward_overrideable") == 1
+
+
+def test_strict_mode_refuses_convolution():
+    x = torch.randn(1, 1, 5, 5).to("dml")
+    w = torch.randn(1, 1, 3, 3).to("dml")
+    with torch_dml.strict(), pytest.raises(torch_dml.FallbackError, match="convolution_overrideable"):
+        F.conv2d(x, w)
