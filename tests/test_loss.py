@@ -45,3 +45,28 @@ def test_cross_entropy_trains_natively():
 def test_out_of_range_target_is_an_index_error():
     with pytest.raises(IndexError, match="out of bounds"):
         F.nll_loss(torch.zeros(2, 3).to("dml"), torch.tensor([0, 3]).to("dml"))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_mse_loss_forward_and_backward(dtype, reduction):
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(13, 9, generator=gen).to(dtype)
+    y = torch.randn(13, 9, generator=gen).to(dtype)
+    d = x.to("dml").requires_grad_()
+    c = x.clone().requires_grad_()
+    loss = F.mse_loss(d, y.to("dml"), reduction=reduction)
+    expected = F.mse_loss(c, y, reduction=reduction)
+    torch.testing.assert_close(loss.cpu(), expected, **TOLERANCE[dtype])
+    loss.sum().backward()
+    expected.sum().backward()
+    torch.testing.assert_close(d.grad.cpu(), c.grad, **TOLERANCE[dtype])
+
+
+def test_dropout_backward_is_native():
+    x = torch.randn(64, 32).to("dml").requires_grad_()
+    y = F.dropout(x, p=0.25, training=True)
+    y.sum().backward()
+    kept = y.detach().cpu() != 0
+    expected = kept.float() / 0.75
+    torch.testing.assert_close(x.grad.cpu(), expected)

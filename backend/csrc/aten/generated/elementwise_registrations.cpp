@@ -75,6 +75,7 @@
 #include <ATen/ops/mish_ops.h>
 #include <ATen/ops/mul_ops.h>
 #include <ATen/ops/nan_to_num_ops.h>
+#include <ATen/ops/native_dropout_backward_ops.h>
 #include <ATen/ops/ne_ops.h>
 #include <ATen/ops/neg_ops.h>
 #include <ATen/ops/nextafter_ops.h>
@@ -2455,6 +2456,14 @@ at::Tensor& k_hardswish_backward_out(const at::Tensor& grad_output, const at::Te
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardswish_backward_out>::call(grad_output, self, out);
 }
 
+// native_dropout_backward
+at::Tensor k_native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask, double scale) {
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), grad_output, mask);
+  if (run(kernels::ops::native_dropout_backward, iter, {at::Scalar(scale)})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_dropout_backward>::call(grad_output, mask, scale);
+}
+
 // lerp.Tensor
 at::Tensor k_lerp_Tensor(const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
   at::TensorIterator iter;
@@ -2865,6 +2874,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(k_hardsigmoid_backward_grad_input));
   m.impl("hardswish_backward", TORCH_FN(k_hardswish_backward));
   m.impl("hardswish_backward.out", TORCH_FN(k_hardswish_backward_out));
+  m.impl("native_dropout_backward", TORCH_FN(k_native_dropout_backward));
   m.impl("lerp.Tensor", TORCH_FN(k_lerp_Tensor));
   m.impl("lerp_.Tensor", TORCH_FN(k_lerp__Tensor));
   m.impl("lerp.Tensor_out", TORCH_FN(k_lerp_Tensor_out));

@@ -1,0 +1,50 @@
+// mse_loss and its backward, composed from native elementwise ops and reductions (ATen's own kernels are
+// CPU/CUDA-only, so without these the loss and its gradient went through the CPU fallback).
+#include <ATen/core/Reduction.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/sub.h>
+#include <torch/library.h>
+
+namespace torch_dml::aten {
+namespace {
+
+at::Tensor mse(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  const at::Tensor diff = at::sub(self, target);
+  const at::Tensor squared = at::mul(diff, diff);
+  if (reduction == at::Reduction::Mean) return squared.mean();
+  if (reduction == at::Reduction::Sum) return squared.sum();
+  return squared;
+}
+
+at::Tensor& mse_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
+  const at::Tensor result = mse(self, target, reduction);
+  at::native::resize_output(out, result.sizes());
+  out.copy_(result);
+  return out;
+}
+
+// d/dself of mean((self - target)^2) is 2 (self - target) / numel, times the incoming gradient.
+at::Tensor mse_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                             int64_t reduction) {
+  const double norm = reduction == at::Reduction::Mean ? 2.0 / static_cast<double>(self.numel()) : 2.0;
+  return at::mul(at::sub(self, target), grad_output).mul_(norm);
+}
+
+at::Tensor& mse_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
+                                  int64_t reduction, at::Tensor& grad_input) {
+  const at::Tensor result = mse_backward(grad_output, self, target, reduction);
+  at::native::resize_output(grad_input, result.sizes());
+  grad_input.copy_(result);
+  return grad_input;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mse_loss", TORCH_FN(mse));
+  m.impl("mse_loss.out", TORCH_FN(mse_out));
+  m.impl("mse_loss_backward", TORCH_FN(mse_backward));
+  m.impl("mse_loss_backward.grad_input", TORCH_FN(mse_backward_out));
+}
+
+} // namespace
+} // namespace torch_dml::aten
