@@ -74,7 +74,7 @@ UNARY = {
     "isnan": (torch.isnan, -4, 4, "int bool"), "isinf": (torch.isinf, -4, 4, "int bool"),
     "isposinf": (torch.isposinf, -4, 4, "int"), "isneginf": (torch.isneginf, -4, 4, "int"),
     "signbit": (torch.signbit, -4, 4, "int"), "logical_not": (torch.logical_not, -2, 2, "int bool"),
-    "bitwise_not": (torch.bitwise_not, -9, 9, "int bool"),
+    "bitwise_not": (torch.bitwise_not, -9, 9, "int bool"), "angle": (torch.angle, -4, 4, "int"),
 }
 EXTRA_UNARY = {  # rows tested with parameters of their own below
     "round_decimals", "threshold",
@@ -316,8 +316,12 @@ def test_nan_semantics():
     b = torch.tensor([1.0, nan, nan, -3.0, -0.0, 3.0])
     da, db = a.to("dml"), b.to("dml")
     for fn in (torch.maximum, torch.minimum, torch.fmax, torch.fmin, torch.eq, torch.ne, torch.lt, torch.le,
-               torch.gt, torch.ge, torch.copysign, torch.hypot, torch.logaddexp):
+               torch.gt, torch.ge, torch.copysign, torch.hypot, torch.logaddexp, torch.atan2):
         close(fn(da, db), fn(a, b))
+    inf = float("inf")
+    y = torch.tensor([0.0, 0.0, -0.0, -0.0, inf, inf, -inf, 1.0])
+    x = torch.tensor([0.0, -0.0, 0.0, -0.0, inf, -inf, inf, 0.0])
+    close(torch.atan2(y.to("dml"), x.to("dml")), torch.atan2(y, x))  # points WGSL's atan2 leaves undefined
     close(torch.clamp(da, -1.0, 2.0), torch.clamp(a, -1.0, 2.0))
 
 

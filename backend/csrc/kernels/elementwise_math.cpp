@@ -96,8 +96,14 @@ const Helper kFloat[] = {
                "  if (isinf_(u) || u <= T(0)) { return log(u); }\n  return log(u) * x / (u - T(1));\n}\n"},
     {"tanh_", "fn tanh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  return tanh(clamp(x, T(-15), T(15)));\n}\n"},
     // lavapipe's asin / acos are off by ~4e-4; through atan2 they are accurate to a few ulp.
-    {"asin_", "fn asin_(x: T) -> T {\n  return atan2(x, sqrt((T(1) - x) * (T(1) + x)));\n}\n"},
-    {"acos_", "fn acos_(x: T) -> T {\n  return atan2(sqrt((T(1) - x) * (T(1) + x)), x);\n}\n"},
+    {"asin_", "fn asin_(x: T) -> T {\n  return atan2_(x, sqrt((T(1) - x) * (T(1) + x)));\n}\n"},
+    {"acos_", "fn acos_(x: T) -> T {\n  return atan2_(sqrt((T(1) - x) * (T(1) + x)), x);\n}\n"},
+    // C's atan2 at the points WGSL leaves undefined (both zero, both infinite).
+    {"atan2_", "fn atan2_(y: T, x: T) -> T {\n  if (isnan_(y) || isnan_(x)) { return nan_(); }\n"
+               "  if (y == T(0) && x == T(0)) { return copysign_(select(T(0), T(3.141592653589793), signbit_(x)), y); }\n"
+               "  if (isinf_(y) && isinf_(x)) {\n"
+               "    return copysign_(select(T(0.7853981633974483), T(2.356194490192345), x < T(0)), y);\n  }\n"
+               "  return atan2(y, x);\n}\n"},
     {"sigmoid_", "fn sigmoid_(x: T) -> T {\n  return T(1) / (T(1) + exp(-x));\n}\n"},
     {"softplus_", "fn softplus_(x: T, beta: T, threshold: T) -> T {\n"
                   "  if (x * beta > threshold) { return x; }\n  return log1p_(exp(x * beta)) / beta;\n}\n"},

@@ -8,6 +8,7 @@
 #include <ATen/ops/add_ops.h>
 #include <ATen/ops/addcdiv_ops.h>
 #include <ATen/ops/addcmul_ops.h>
+#include <ATen/ops/angle_ops.h>
 #include <ATen/ops/asin_ops.h>
 #include <ATen/ops/asinh_ops.h>
 #include <ATen/ops/atan_ops.h>
@@ -1316,6 +1317,22 @@ at::Tensor& k_bitwise_not_out(const at::Tensor& self, at::Tensor& out) {
   iter.build_unary_op(out, self);
   if (run(kernels::ops::bitwise_not, iter, {})) return out;
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_not_out>::call(self, out);
+}
+
+// angle
+at::Tensor k_angle(const at::Tensor& self) {
+  at::TensorIterator iter;
+  iter.build_unary_float_op(at::Tensor(), self);
+  if (run(kernels::ops::angle, iter, {})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::angle>::call(self);
+}
+
+// angle.out
+at::Tensor& k_angle_out(const at::Tensor& self, at::Tensor& out) {
+  at::TensorIterator iter;
+  iter.build_unary_float_op(out, self);
+  if (run(kernels::ops::angle, iter, {})) return out;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::angle_out>::call(self, out);
 }
 
 // logical_not.out
@@ -2735,6 +2752,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bitwise_not", TORCH_FN(k_bitwise_not));
   m.impl("bitwise_not_", TORCH_FN(k_bitwise_not_));
   m.impl("bitwise_not.out", TORCH_FN(k_bitwise_not_out));
+  m.impl("angle", TORCH_FN(k_angle));
+  m.impl("angle.out", TORCH_FN(k_angle_out));
   m.impl("logical_not.out", TORCH_FN(k_logical_not_out));
   m.impl("logical_not_", TORCH_FN(k_logical_not_));
   m.impl("add.Tensor", TORCH_FN(k_add_Tensor));
