@@ -15,6 +15,7 @@ ADAPTER_CLASSES = [
     ("amd", ("amd", "radeon")),
     ("intel", ("intel",)),
     ("apple", ("apple",)),
+    ("qualcomm", ("adreno", "qualcomm")),
 ]
 
 
