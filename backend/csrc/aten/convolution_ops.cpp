@@ -2,14 +2,15 @@
 // convolution_overrideable, whose default raises rather than reaching the boxed CPU fallback, and whose
 // CPU counterpart is not registered under that name.
 //
-// Forward conv2d in float32/float16/bfloat16 is native, composed from native ops: the input's patches
-// are gathered by one strided view + copy (im2col), and a batched matmul with the weight does the rest.
-// Transposed convolutions, other ranks and dtypes, and every backward route to at::convolution on the
-// CPU by hand, with the fallback's bookkeeping (counted, warned, refused in strict mode).
+// conv2d in float32/float16/bfloat16, forward and backward, is native, composed from native ops: the
+// input's patches are gathered by one strided view + copy (im2col), and batched matmuls do the rest.
+// Transposed convolutions and other ranks and dtypes route to at::convolution(_backward) on the CPU by
+// hand, with the fallback's bookkeeping (counted, warned, refused in strict mode).
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
 #include <sstream>
@@ -38,31 +39,77 @@ bool native_conv2d(const at::Tensor& input, const at::Tensor& weight, bool trans
       stride.size() == 2 && padding.size() == 2 && dilation.size() == 2;
 }
 
+struct Conv2dShape {
+  int64_t n, c, o, kh, kw, h, w, oh, ow, groups, cg; // h, w: padded
+};
+
+Conv2dShape conv2d_shape(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+                         at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
+  Conv2dShape g{};
+  g.n = input.size(0), g.c = input.size(1), g.o = weight.size(0), g.kh = weight.size(2), g.kw = weight.size(3);
+  TORCH_CHECK(groups > 0 && g.c % groups == 0 && g.o % groups == 0 && weight.size(1) * groups == g.c,
+              "conv2d: expected weight of shape (", g.o, ", ", g.c / std::max<int64_t>(groups, 1), ", kh, kw) for ",
+              g.c, " input channels and groups=", groups, ", got ", weight.sizes());
+  g.h = input.size(2) + 2 * padding[0], g.w = input.size(3) + 2 * padding[1];
+  g.oh = (g.h - dilation[0] * (g.kh - 1) - 1) / stride[0] + 1;
+  g.ow = (g.w - dilation[1] * (g.kw - 1) - 1) / stride[1] + 1;
+  TORCH_CHECK(g.oh > 0 && g.ow > 0, "conv2d: kernel (", g.kh, ", ", g.kw, ") with dilation larger than the padded input (",
+              g.h, ", ", g.w, ")");
+  g.groups = groups, g.cg = g.c / groups;
+  return g;
+}
+
+// (n, groups, c/groups, kh, kw, oh, ow): every output position's patch, as a view of the padded tensor
+// (its strides times the stride / dilation), starting at kernel offset (i, j) = (0, 0).
+at::Tensor patches(const at::Tensor& padded, const Conv2dShape& g, at::IntArrayRef stride, at::IntArrayRef dilation) {
+  const auto s = padded.strides();
+  return padded.as_strided(
+      {g.n, g.groups, g.cg, g.kh, g.kw, g.oh, g.ow},
+      {s[0], g.cg * s[1], s[1], dilation[0] * s[2], dilation[1] * s[3], stride[0] * s[2], stride[1] * s[3]},
+      padded.storage_offset());
+}
+
+at::Tensor pad(const at::Tensor& input, at::IntArrayRef padding) {
+  return (padding[0] || padding[1]) ? at::constant_pad_nd(input, {padding[1], padding[1], padding[0], padding[0]}, 0)
+                                    : input;
+}
+
 at::Tensor conv2d_im2col(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                          at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
-  const int64_t n = input.size(0), c = input.size(1), o = weight.size(0), kh = weight.size(2), kw = weight.size(3);
-  TORCH_CHECK(groups > 0 && c % groups == 0 && o % groups == 0 && weight.size(1) * groups == c,
-              "conv2d: expected weight of shape (", o, ", ", c / std::max<int64_t>(groups, 1), ", kh, kw) for ", c,
-              " input channels and groups=", groups, ", got ", weight.sizes());
-  const at::Tensor padded = (padding[0] || padding[1])
-      ? at::constant_pad_nd(input, {padding[1], padding[1], padding[0], padding[0]}, 0)
-      : input;
-  const int64_t h = padded.size(2), w = padded.size(3);
-  const int64_t oh = (h - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
-  const int64_t ow = (w - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
-  TORCH_CHECK(oh > 0 && ow > 0, "conv2d: kernel (", kh, ", ", kw, ") with dilation larger than the padded input (",
-              h, ", ", w, ")");
-  const int64_t cg = c / groups;
-  const auto s = padded.strides();
-  // (n, groups, c/groups, kh, kw, oh, ow) as a view of the padded input; reshape copies it (im2col).
-  const at::Tensor cols =
-      padded.as_strided({n, groups, cg, kh, kw, oh, ow},
-                        {s[0], cg * s[1], s[1], dilation[0] * s[2], dilation[1] * s[3], stride[0] * s[2], stride[1] * s[3]},
-                        padded.storage_offset())
-          .reshape({n, groups, cg * kh * kw, oh * ow});
-  at::Tensor out = at::matmul(weight.reshape({groups, o / groups, cg * kh * kw}), cols).reshape({n, o, oh, ow});
-  if (bias.has_value() && bias->defined()) out.add_(bias->reshape({1, o, 1, 1}));
+  const Conv2dShape g = conv2d_shape(input, weight, stride, padding, dilation, groups);
+  const at::Tensor cols = patches(pad(input, padding), g, stride, dilation)  // reshape copies: im2col
+                              .reshape({g.n, g.groups, g.cg * g.kh * g.kw, g.oh * g.ow});
+  at::Tensor out = at::matmul(weight.reshape({g.groups, g.o / g.groups, g.cg * g.kh * g.kw}), cols)
+                       .reshape({g.n, g.o, g.oh, g.ow});
+  if (bias.has_value() && bias->defined()) out.add_(bias->reshape({1, g.o, 1, 1}));
   return out;
+}
+
+// Gradients from the same columns: weight = grad_out x columns^T summed over the batch; input = the
+// columns' gradient (weight^T x grad_out) added back into the padded input one kernel offset at a time
+// (within one offset, output positions map to distinct input elements, so each add is race-free).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> conv2d_im2col_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups, std::array<bool, 3> mask) {
+  const Conv2dShape g = conv2d_shape(input, weight, stride, padding, dilation, groups);
+  const int64_t ck = g.cg * g.kh * g.kw, l = g.oh * g.ow;
+  const at::Tensor go = grad_output.reshape({g.n, g.groups, g.o / g.groups, l});
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (mask[2]) grad_bias = grad_output.sum({0, 2, 3});
+  if (mask[1]) {
+    const at::Tensor cols = patches(pad(input, padding), g, stride, dilation).reshape({g.n, g.groups, ck, l});
+    grad_weight = at::matmul(go, cols.transpose(-1, -2)).sum(0).reshape(weight.sizes());
+  }
+  if (mask[0]) {
+    const at::Tensor grad_cols = at::matmul(weight.reshape({g.groups, g.o / g.groups, ck}).transpose(-1, -2), go)
+                                     .reshape({g.n, g.groups, g.cg, g.kh, g.kw, g.oh, g.ow});
+    at::Tensor padded = at::zeros({g.n, g.c, g.h, g.w}, input.options());
+    const at::Tensor view = patches(padded, g, stride, dilation);
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) view.select(3, i).select(3, j).add_(grad_cols.select(3, i).select(3, j));
+    grad_input = padded.narrow(2, padding[0], input.size(2)).narrow(3, padding[1], input.size(3)).contiguous();
+  }
+  return {grad_input, grad_weight, grad_bias};
 }
 
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
@@ -80,6 +127,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask) {
+  if (native_conv2d(input, weight, transposed, stride, padding, dilation))
+    return conv2d_im2col_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
   enter_fallback("aten::convolution_backward_overrideable", describe(input));
   const std::vector<int64_t> bias_sizes = {weight.size(transposed ? 1 : 0) * (transposed ? groups : 1)};
   auto [grad_input, grad_weight, grad_bias] =
