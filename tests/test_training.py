@@ -47,7 +47,7 @@ def train(model, inputs, targets, loss_fn, optimizer_cls, device, steps=3):
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-@pytest.mark.parametrize("model_name", ["mlp", "transformer"])
+@pytest.mark.parametrize("model_name", ["mlp", "cnn", "transformer"])
 def test_training_is_native_in_strict_mode_and_matches_cpu(model_name, optimizer):
     """Every op of these steps (forward, backward, optimizer) has a native kernel: strict mode would
     raise on a single CPU fallback."""
@@ -55,6 +55,10 @@ def test_training_is_native_in_strict_mode_and_matches_cpu(model_name, optimizer
     if model_name == "mlp":
         model = torch.nn.Sequential(torch.nn.Linear(12, 24), torch.nn.GELU(), torch.nn.Linear(24, 5))
         inputs, targets, loss_fn = torch.randn(16, 12), torch.randint(0, 5, (16,)), F.cross_entropy
+    elif model_name == "cnn":
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                                    torch.nn.Conv2d(8, 8, 3, stride=2), torch.nn.Flatten(), torch.nn.Linear(8 * 3 * 3, 4))
+        inputs, targets, loss_fn = torch.randn(4, 3, 16, 16), torch.randint(0, 4, (4,)), F.cross_entropy
     else:
         model = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
         inputs, targets, loss_fn = torch.randn(2, 6, 16), torch.randn(2, 6, 16), F.mse_loss
