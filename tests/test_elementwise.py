@@ -366,6 +366,21 @@ def test_lerp_addcmul_addcdiv(dtype):
     close(torch.addcdiv(da, db, dc, value=-2), torch.addcdiv(a, b, c, value=-2))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+                                   torch.int16, torch.uint8] + ([torch.float64] if F64 else []), ids=str)
+def test_arange(dtype):
+    for args in ((10,), (2, 50, 3), (20, 1, -2)):
+        close(torch.arange(*args, dtype=dtype, device="dml"), torch.arange(*args, dtype=dtype))
+    if dtype.is_floating_point:
+        for args in ((0, 1, 0.1), (-1.5, 2.25, 0.25), (5, -5, -0.7)):
+            close(torch.arange(*args, dtype=dtype, device="dml"), torch.arange(*args, dtype=dtype))
+    out = torch.empty(3, dtype=dtype, device="dml")
+    torch.arange(7, out=out)  # resized
+    close(out, torch.arange(7, dtype=dtype))
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        torch.arange(0, 5, 0, device="dml")
+
+
 def test_larger_than_one_binding():
     # 48M float32 elements = 192 MiB, beyond lavapipe's 128 MiB storage binding.
     n = 48 * 1024 * 1024
@@ -384,7 +399,7 @@ def test_every_overload_in_the_table_is_registered():
 
 def test_every_row_is_tested():
     tested = set(UNARY) | set(BINARY) | set(BACKWARD) | EXTRA_UNARY
-    tested |= {"native_dropout_backward"}  # tests/test_loss.py: dropout's backward, native
+    tested |= {"native_dropout_backward", "arange"}  # tests/test_loss.py: dropout's backward, native
     tested |= {"lerp", "lerp_scalar", "addcmul", "addcdiv", "where", "clamp", "clamp_min", "clamp_max",
                "clamp_scalar", "clamp_min_scalar", "clamp_max_scalar",
                "div_trunc", "div_floor"}

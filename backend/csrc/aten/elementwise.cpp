@@ -22,7 +22,7 @@ bool run(const kernels::ElementwiseOp& op, const at::TensorIteratorBase& iter,
 
   kernels::ElementwiseProblem problem;
   problem.op = &op;
-  problem.compute = compute.value_or(iter.common_dtype());
+  problem.compute = compute ? *compute : iter.common_dtype(); // not value_or: it would query an unset common dtype
   problem.rank = iter.ndim();
   problem.numel = static_cast<uint64_t>(iter.numel());
   const auto shape = iter.shape();

@@ -6,6 +6,7 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/result_type.h>
+#include <ATen/ops/arange_ops.h>
 #include <ATen/ops/clamp_max_ops.h>
 #include <ATen/ops/clamp_min_ops.h>
 #include <ATen/ops/clamp_ops.h>
@@ -14,6 +15,9 @@
 #include <ATen/ops/masked_fill_ops.h>
 #include <ATen/ops/where_ops.h>
 #include <torch/library.h>
+
+#include <cmath>
+#include <limits>
 
 #include "aten/elementwise.h"
 #include "aten/fallback.h"
@@ -251,7 +255,42 @@ at::Tensor& masked_fill__tensor(at::Tensor& self, const at::Tensor& mask, const 
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::masked_fill__Tensor>::call(self, mask, value);
 }
 
+// ---- arange --------------------------------------------------------------------------------------
+
+// The output's length and checks as ATen's arange computes them (the difference in int64 for int64).
+int64_t arange_size(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, c10::ScalarType type) {
+  const double xstart = start.to<double>(), xend = end.to<double>(), xstep = step.to<double>();
+  TORCH_CHECK(xstep > 0 || xstep < 0, "step must be nonzero");
+  TORCH_CHECK(std::isfinite(xstart) && std::isfinite(xend), "unsupported range: ", xstart, " -> ", xend);
+  TORCH_CHECK((xstep > 0 && xend >= xstart) || (xstep < 0 && xend <= xstart),
+              "upper bound and larger bound inconsistent with step sign");
+  double size;
+  if (type == c10::kLong) {
+    size = std::ceil(static_cast<double>(end.to<int64_t>() - start.to<int64_t>()) /
+                     static_cast<double>(step.to<int64_t>()));
+  } else {
+    size = std::ceil((xend - xstart) / xstep);
+  }
+  TORCH_CHECK(size >= 0 && size <= static_cast<double>(std::numeric_limits<int64_t>::max()),
+              "invalid size, possible overflow?");
+  return static_cast<int64_t>(size);
+}
+
+at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, at::Tensor& out) {
+  const int64_t size = arange_size(start, end, step, out.scalar_type());
+  if (out.numel() != size) out.resize_({size});
+  if (size == 0) return out;
+  // One dispatch (positions restart in each piece of a split launch): 64 MiB fits every adapter's binding.
+  if (out.dim() == 1 && out.nbytes() <= (64ull << 20)) {
+    at::TensorIterator iter =
+        at::TensorIteratorConfig().add_output(out).resize_outputs(false).check_all_same_dtype(false).build();
+    if (run(ops::arange, iter, {start, step}, out.scalar_type())) return out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::arange_start_out>::call(start, end, step, out);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("arange.start_out", TORCH_FN(arange_out));
   m.impl("div.Tensor_mode", TORCH_FN(div_tensor_mode));
   m.impl("div_.Tensor_mode", TORCH_FN(div__tensor_mode));
   m.impl("div.out_mode", TORCH_FN(div_out_mode));
