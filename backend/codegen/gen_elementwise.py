@@ -156,7 +156,9 @@ def render_kernel(row: Row, overload: str) -> tuple[str, str]:
         raise ValueError(f"ops.yaml: {row.name}: {overload} does not start with {arity} tensor/scalar inputs")
     inplace = not outs and args[0].writes
     fn = "k_" + ops_struct(overload).removeprefix("at::_ops::")
-    body = []
+    names = ", ".join(a.name for a in args)
+    fallback = f"at::native::call_fallback_fn<&cpu_fallback, {ops_struct(overload)}>::call({names})"
+    body = [f"  if (!takes({', '.join(a.name for a in inputs)})) return {fallback};"]
     operands = []
     for a in inputs:
         if a.type == "Scalar":
@@ -170,8 +172,7 @@ def render_kernel(row: Row, overload: str) -> tuple[str, str]:
     params = ", ".join(f"at::Scalar({p})" for p in row.params)
     result = outs[0].name if outs else (args[0].name if inplace else "iter.output()")
     body.append(f"  if (run(kernels::ops::{row.name}, iter, {{{params}}})) return {result};")
-    names = ", ".join(a.name for a in args)
-    body.append(f"  return at::native::call_fallback_fn<&cpu_fallback, {ops_struct(overload)}>::call({names});")
+    body.append(f"  return {fallback};")
     returns = "at::Tensor&" if (outs or inplace) else "at::Tensor"
     text = f"// {overload}\n{returns} {fn}({', '.join(cpp_param(a) for a in args)}) {{\n" + "\n".join(body) + "\n}\n"
     return text, f'  m.impl("{overload}", TORCH_FN({fn}));\n'
@@ -183,7 +184,7 @@ def render_registrations(rows: list[Row]) -> str:
     parts += [f"#include <ATen/ops/{h}_ops.h>\n" for h in headers]
     parts.append("#include <torch/library.h>\n\n#include <cmath>\n\n#include \"aten/elementwise.h\"\n"
                  "#include \"aten/fallback.h\"\n#include \"kernels/generated/elementwise_ops.h\"\n\n"
-                 "namespace torch_dml::aten {\nnamespace {\n\nusing elementwise::finite_max;\nusing elementwise::run;\n\n")
+                 "namespace torch_dml::aten {\nnamespace {\n\nusing elementwise::finite_max;\nusing elementwise::run;\nusing elementwise::takes;\n\n")
     impls = []
     for row in rows:
         for overload in row.overloads:

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "aten/common.h"
+#include "kernels/dtypes.h"
 
 namespace torch_dml::aten::elementwise {
 
@@ -57,6 +58,14 @@ bool run(const kernels::ElementwiseOp& op, const at::TensorIteratorBase& iter,
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
   kernels::elementwise(context, problem);
   return true;
+}
+
+bool kernel_dtype(const at::Tensor& t) {
+  return !t.defined() || kernels::dtype_info(t.scalar_type()).has_value();
+}
+
+bool kernel_dtype(const c10::Scalar& s) {
+  return !s.isComplex();
 }
 
 double finite_max(c10::ScalarType type) {

@@ -18,6 +18,16 @@ namespace torch_dml::aten::elementwise {
 bool run(const kernels::ElementwiseOp& op, const at::TensorIteratorBase& iter,
          std::initializer_list<c10::Scalar> params, std::optional<c10::ScalarType> compute = std::nullopt);
 
+// Whether every tensor operand has a dtype the kernels compute on. Checked before the iterator is built:
+// ATen's own kernels build other iterators for complex inputs (abs, angle: complex in, real out), so the
+// CPU fallback must see those calls untouched.
+bool kernel_dtype(const at::Tensor& t);
+bool kernel_dtype(const c10::Scalar& s);
+template <typename... Args>
+bool takes(const Args&... args) {
+  return (kernel_dtype(args) && ...);
+}
+
 // The largest finite value of a floating dtype (nan_to_num's default for +inf); 0 for the others.
 double finite_max(c10::ScalarType type);
 

@@ -118,9 +118,11 @@ namespace {
 
 using elementwise::finite_max;
 using elementwise::run;
+using elementwise::takes;
 
 // abs.out
 at::Tensor& k_abs_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::abs_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::abs, iter, {})) return out;
@@ -129,6 +131,7 @@ at::Tensor& k_abs_out(const at::Tensor& self, at::Tensor& out) {
 
 // neg
 at::Tensor k_neg(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::neg>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::neg, iter, {})) return iter.output();
@@ -137,6 +140,7 @@ at::Tensor k_neg(const at::Tensor& self) {
 
 // neg_
 at::Tensor& k_neg_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::neg_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::neg, iter, {})) return self;
@@ -145,6 +149,7 @@ at::Tensor& k_neg_(at::Tensor& self) {
 
 // neg.out
 at::Tensor& k_neg_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::neg_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::neg, iter, {})) return out;
@@ -153,6 +158,7 @@ at::Tensor& k_neg_out(const at::Tensor& self, at::Tensor& out) {
 
 // sign
 at::Tensor k_sign(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sign>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::sign, iter, {})) return iter.output();
@@ -161,6 +167,7 @@ at::Tensor k_sign(const at::Tensor& self) {
 
 // sign_
 at::Tensor& k_sign_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sign_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::sign, iter, {})) return self;
@@ -169,6 +176,7 @@ at::Tensor& k_sign_(at::Tensor& self) {
 
 // sign.out
 at::Tensor& k_sign_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sign_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::sign, iter, {})) return out;
@@ -177,6 +185,7 @@ at::Tensor& k_sign_out(const at::Tensor& self, at::Tensor& out) {
 
 // sgn
 at::Tensor k_sgn(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sgn>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::sgn, iter, {})) return iter.output();
@@ -185,6 +194,7 @@ at::Tensor k_sgn(const at::Tensor& self) {
 
 // sgn_
 at::Tensor& k_sgn_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sgn_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::sgn, iter, {})) return self;
@@ -193,6 +203,7 @@ at::Tensor& k_sgn_(at::Tensor& self) {
 
 // sgn.out
 at::Tensor& k_sgn_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sgn_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::sgn, iter, {})) return out;
@@ -201,6 +212,7 @@ at::Tensor& k_sgn_out(const at::Tensor& self, at::Tensor& out) {
 
 // reciprocal
 at::Tensor k_reciprocal(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::reciprocal>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::reciprocal, iter, {})) return iter.output();
@@ -209,6 +221,7 @@ at::Tensor k_reciprocal(const at::Tensor& self) {
 
 // reciprocal_
 at::Tensor& k_reciprocal_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::reciprocal_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::reciprocal, iter, {})) return self;
@@ -217,6 +230,7 @@ at::Tensor& k_reciprocal_(at::Tensor& self) {
 
 // reciprocal.out
 at::Tensor& k_reciprocal_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::reciprocal_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::reciprocal, iter, {})) return out;
@@ -225,6 +239,7 @@ at::Tensor& k_reciprocal_out(const at::Tensor& self, at::Tensor& out) {
 
 // sqrt
 at::Tensor k_sqrt(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sqrt>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::sqrt, iter, {})) return iter.output();
@@ -233,6 +248,7 @@ at::Tensor k_sqrt(const at::Tensor& self) {
 
 // sqrt_
 at::Tensor& k_sqrt_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sqrt_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::sqrt, iter, {})) return self;
@@ -241,6 +257,7 @@ at::Tensor& k_sqrt_(at::Tensor& self) {
 
 // sqrt.out
 at::Tensor& k_sqrt_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sqrt_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::sqrt, iter, {})) return out;
@@ -249,6 +266,7 @@ at::Tensor& k_sqrt_out(const at::Tensor& self, at::Tensor& out) {
 
 // rsqrt
 at::Tensor k_rsqrt(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::rsqrt>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::rsqrt, iter, {})) return iter.output();
@@ -257,6 +275,7 @@ at::Tensor k_rsqrt(const at::Tensor& self) {
 
 // rsqrt_
 at::Tensor& k_rsqrt_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::rsqrt_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::rsqrt, iter, {})) return self;
@@ -265,6 +284,7 @@ at::Tensor& k_rsqrt_(at::Tensor& self) {
 
 // rsqrt.out
 at::Tensor& k_rsqrt_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::rsqrt_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::rsqrt, iter, {})) return out;
@@ -273,6 +293,7 @@ at::Tensor& k_rsqrt_out(const at::Tensor& self, at::Tensor& out) {
 
 // exp
 at::Tensor k_exp(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::exp>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::exp, iter, {})) return iter.output();
@@ -281,6 +302,7 @@ at::Tensor k_exp(const at::Tensor& self) {
 
 // exp_
 at::Tensor& k_exp_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::exp_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::exp, iter, {})) return self;
@@ -289,6 +311,7 @@ at::Tensor& k_exp_(at::Tensor& self) {
 
 // exp.out
 at::Tensor& k_exp_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::exp_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::exp, iter, {})) return out;
@@ -297,6 +320,7 @@ at::Tensor& k_exp_out(const at::Tensor& self, at::Tensor& out) {
 
 // exp2
 at::Tensor k_exp2(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::exp2>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::exp2, iter, {})) return iter.output();
@@ -305,6 +329,7 @@ at::Tensor k_exp2(const at::Tensor& self) {
 
 // exp2_
 at::Tensor& k_exp2_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::exp2_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::exp2, iter, {})) return self;
@@ -313,6 +338,7 @@ at::Tensor& k_exp2_(at::Tensor& self) {
 
 // exp2.out
 at::Tensor& k_exp2_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::exp2_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::exp2, iter, {})) return out;
@@ -321,6 +347,7 @@ at::Tensor& k_exp2_out(const at::Tensor& self, at::Tensor& out) {
 
 // expm1
 at::Tensor k_expm1(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::expm1>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::expm1, iter, {})) return iter.output();
@@ -329,6 +356,7 @@ at::Tensor k_expm1(const at::Tensor& self) {
 
 // expm1_
 at::Tensor& k_expm1_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::expm1_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::expm1, iter, {})) return self;
@@ -337,6 +365,7 @@ at::Tensor& k_expm1_(at::Tensor& self) {
 
 // expm1.out
 at::Tensor& k_expm1_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::expm1_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::expm1, iter, {})) return out;
@@ -345,6 +374,7 @@ at::Tensor& k_expm1_out(const at::Tensor& self, at::Tensor& out) {
 
 // log
 at::Tensor k_log(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::log, iter, {})) return iter.output();
@@ -353,6 +383,7 @@ at::Tensor k_log(const at::Tensor& self) {
 
 // log_
 at::Tensor& k_log_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::log, iter, {})) return self;
@@ -361,6 +392,7 @@ at::Tensor& k_log_(at::Tensor& self) {
 
 // log.out
 at::Tensor& k_log_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::log, iter, {})) return out;
@@ -369,6 +401,7 @@ at::Tensor& k_log_out(const at::Tensor& self, at::Tensor& out) {
 
 // log2
 at::Tensor k_log2(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log2>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::log2, iter, {})) return iter.output();
@@ -377,6 +410,7 @@ at::Tensor k_log2(const at::Tensor& self) {
 
 // log2_
 at::Tensor& k_log2_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log2_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::log2, iter, {})) return self;
@@ -385,6 +419,7 @@ at::Tensor& k_log2_(at::Tensor& self) {
 
 // log2.out
 at::Tensor& k_log2_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log2_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::log2, iter, {})) return out;
@@ -393,6 +428,7 @@ at::Tensor& k_log2_out(const at::Tensor& self, at::Tensor& out) {
 
 // log10
 at::Tensor k_log10(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log10>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::log10, iter, {})) return iter.output();
@@ -401,6 +437,7 @@ at::Tensor k_log10(const at::Tensor& self) {
 
 // log10_
 at::Tensor& k_log10_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log10_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::log10, iter, {})) return self;
@@ -409,6 +446,7 @@ at::Tensor& k_log10_(at::Tensor& self) {
 
 // log10.out
 at::Tensor& k_log10_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log10_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::log10, iter, {})) return out;
@@ -417,6 +455,7 @@ at::Tensor& k_log10_out(const at::Tensor& self, at::Tensor& out) {
 
 // log1p
 at::Tensor k_log1p(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log1p>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::log1p, iter, {})) return iter.output();
@@ -425,6 +464,7 @@ at::Tensor k_log1p(const at::Tensor& self) {
 
 // log1p_
 at::Tensor& k_log1p_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log1p_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::log1p, iter, {})) return self;
@@ -433,6 +473,7 @@ at::Tensor& k_log1p_(at::Tensor& self) {
 
 // log1p.out
 at::Tensor& k_log1p_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log1p_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::log1p, iter, {})) return out;
@@ -441,6 +482,7 @@ at::Tensor& k_log1p_out(const at::Tensor& self, at::Tensor& out) {
 
 // sin
 at::Tensor k_sin(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sin>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::sin, iter, {})) return iter.output();
@@ -449,6 +491,7 @@ at::Tensor k_sin(const at::Tensor& self) {
 
 // sin_
 at::Tensor& k_sin_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sin_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::sin, iter, {})) return self;
@@ -457,6 +500,7 @@ at::Tensor& k_sin_(at::Tensor& self) {
 
 // sin.out
 at::Tensor& k_sin_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sin_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::sin, iter, {})) return out;
@@ -465,6 +509,7 @@ at::Tensor& k_sin_out(const at::Tensor& self, at::Tensor& out) {
 
 // cos
 at::Tensor k_cos(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cos>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::cos, iter, {})) return iter.output();
@@ -473,6 +518,7 @@ at::Tensor k_cos(const at::Tensor& self) {
 
 // cos_
 at::Tensor& k_cos_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cos_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::cos, iter, {})) return self;
@@ -481,6 +527,7 @@ at::Tensor& k_cos_(at::Tensor& self) {
 
 // cos.out
 at::Tensor& k_cos_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cos_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::cos, iter, {})) return out;
@@ -489,6 +536,7 @@ at::Tensor& k_cos_out(const at::Tensor& self, at::Tensor& out) {
 
 // tan
 at::Tensor k_tan(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::tan>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::tan, iter, {})) return iter.output();
@@ -497,6 +545,7 @@ at::Tensor k_tan(const at::Tensor& self) {
 
 // tan_
 at::Tensor& k_tan_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::tan_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::tan, iter, {})) return self;
@@ -505,6 +554,7 @@ at::Tensor& k_tan_(at::Tensor& self) {
 
 // tan.out
 at::Tensor& k_tan_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::tan_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::tan, iter, {})) return out;
@@ -513,6 +563,7 @@ at::Tensor& k_tan_out(const at::Tensor& self, at::Tensor& out) {
 
 // asin
 at::Tensor k_asin(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::asin>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::asin, iter, {})) return iter.output();
@@ -521,6 +572,7 @@ at::Tensor k_asin(const at::Tensor& self) {
 
 // asin_
 at::Tensor& k_asin_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::asin_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::asin, iter, {})) return self;
@@ -529,6 +581,7 @@ at::Tensor& k_asin_(at::Tensor& self) {
 
 // asin.out
 at::Tensor& k_asin_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::asin_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::asin, iter, {})) return out;
@@ -537,6 +590,7 @@ at::Tensor& k_asin_out(const at::Tensor& self, at::Tensor& out) {
 
 // acos
 at::Tensor k_acos(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::acos>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::acos, iter, {})) return iter.output();
@@ -545,6 +599,7 @@ at::Tensor k_acos(const at::Tensor& self) {
 
 // acos_
 at::Tensor& k_acos_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::acos_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::acos, iter, {})) return self;
@@ -553,6 +608,7 @@ at::Tensor& k_acos_(at::Tensor& self) {
 
 // acos.out
 at::Tensor& k_acos_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::acos_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::acos, iter, {})) return out;
@@ -561,6 +617,7 @@ at::Tensor& k_acos_out(const at::Tensor& self, at::Tensor& out) {
 
 // atan
 at::Tensor k_atan(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atan>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::atan, iter, {})) return iter.output();
@@ -569,6 +626,7 @@ at::Tensor k_atan(const at::Tensor& self) {
 
 // atan_
 at::Tensor& k_atan_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atan_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::atan, iter, {})) return self;
@@ -577,6 +635,7 @@ at::Tensor& k_atan_(at::Tensor& self) {
 
 // atan.out
 at::Tensor& k_atan_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atan_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::atan, iter, {})) return out;
@@ -585,6 +644,7 @@ at::Tensor& k_atan_out(const at::Tensor& self, at::Tensor& out) {
 
 // sinh
 at::Tensor k_sinh(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sinh>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::sinh, iter, {})) return iter.output();
@@ -593,6 +653,7 @@ at::Tensor k_sinh(const at::Tensor& self) {
 
 // sinh_
 at::Tensor& k_sinh_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sinh_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::sinh, iter, {})) return self;
@@ -601,6 +662,7 @@ at::Tensor& k_sinh_(at::Tensor& self) {
 
 // sinh.out
 at::Tensor& k_sinh_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sinh_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::sinh, iter, {})) return out;
@@ -609,6 +671,7 @@ at::Tensor& k_sinh_out(const at::Tensor& self, at::Tensor& out) {
 
 // cosh
 at::Tensor k_cosh(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cosh>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::cosh, iter, {})) return iter.output();
@@ -617,6 +680,7 @@ at::Tensor k_cosh(const at::Tensor& self) {
 
 // cosh_
 at::Tensor& k_cosh_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cosh_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::cosh, iter, {})) return self;
@@ -625,6 +689,7 @@ at::Tensor& k_cosh_(at::Tensor& self) {
 
 // cosh.out
 at::Tensor& k_cosh_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cosh_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::cosh, iter, {})) return out;
@@ -633,6 +698,7 @@ at::Tensor& k_cosh_out(const at::Tensor& self, at::Tensor& out) {
 
 // tanh
 at::Tensor k_tanh(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::tanh>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::tanh, iter, {})) return iter.output();
@@ -641,6 +707,7 @@ at::Tensor k_tanh(const at::Tensor& self) {
 
 // tanh_
 at::Tensor& k_tanh_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::tanh_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::tanh, iter, {})) return self;
@@ -649,6 +716,7 @@ at::Tensor& k_tanh_(at::Tensor& self) {
 
 // tanh.out
 at::Tensor& k_tanh_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::tanh_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::tanh, iter, {})) return out;
@@ -657,6 +725,7 @@ at::Tensor& k_tanh_out(const at::Tensor& self, at::Tensor& out) {
 
 // asinh
 at::Tensor k_asinh(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::asinh>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::asinh, iter, {})) return iter.output();
@@ -665,6 +734,7 @@ at::Tensor k_asinh(const at::Tensor& self) {
 
 // asinh_
 at::Tensor& k_asinh_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::asinh_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::asinh, iter, {})) return self;
@@ -673,6 +743,7 @@ at::Tensor& k_asinh_(at::Tensor& self) {
 
 // asinh.out
 at::Tensor& k_asinh_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::asinh_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::asinh, iter, {})) return out;
@@ -681,6 +752,7 @@ at::Tensor& k_asinh_out(const at::Tensor& self, at::Tensor& out) {
 
 // acosh
 at::Tensor k_acosh(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::acosh>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::acosh, iter, {})) return iter.output();
@@ -689,6 +761,7 @@ at::Tensor k_acosh(const at::Tensor& self) {
 
 // acosh_
 at::Tensor& k_acosh_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::acosh_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::acosh, iter, {})) return self;
@@ -697,6 +770,7 @@ at::Tensor& k_acosh_(at::Tensor& self) {
 
 // acosh.out
 at::Tensor& k_acosh_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::acosh_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::acosh, iter, {})) return out;
@@ -705,6 +779,7 @@ at::Tensor& k_acosh_out(const at::Tensor& self, at::Tensor& out) {
 
 // atanh
 at::Tensor k_atanh(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atanh>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::atanh, iter, {})) return iter.output();
@@ -713,6 +788,7 @@ at::Tensor k_atanh(const at::Tensor& self) {
 
 // atanh_
 at::Tensor& k_atanh_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atanh_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::atanh, iter, {})) return self;
@@ -721,6 +797,7 @@ at::Tensor& k_atanh_(at::Tensor& self) {
 
 // atanh.out
 at::Tensor& k_atanh_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atanh_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::atanh, iter, {})) return out;
@@ -729,6 +806,7 @@ at::Tensor& k_atanh_out(const at::Tensor& self, at::Tensor& out) {
 
 // sigmoid
 at::Tensor k_sigmoid(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sigmoid>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::sigmoid, iter, {})) return iter.output();
@@ -737,6 +815,7 @@ at::Tensor k_sigmoid(const at::Tensor& self) {
 
 // sigmoid_
 at::Tensor& k_sigmoid_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sigmoid_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::sigmoid, iter, {})) return self;
@@ -745,6 +824,7 @@ at::Tensor& k_sigmoid_(at::Tensor& self) {
 
 // sigmoid.out
 at::Tensor& k_sigmoid_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sigmoid_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::sigmoid, iter, {})) return out;
@@ -753,6 +833,7 @@ at::Tensor& k_sigmoid_out(const at::Tensor& self, at::Tensor& out) {
 
 // logit
 at::Tensor k_logit(const at::Tensor& self, std::optional<double> eps) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logit>::call(self, eps);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::logit, iter, {at::Scalar(eps.value_or(-1.0))})) return iter.output();
@@ -761,6 +842,7 @@ at::Tensor k_logit(const at::Tensor& self, std::optional<double> eps) {
 
 // logit_
 at::Tensor& k_logit_(at::Tensor& self, std::optional<double> eps) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logit_>::call(self, eps);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::logit, iter, {at::Scalar(eps.value_or(-1.0))})) return self;
@@ -769,6 +851,7 @@ at::Tensor& k_logit_(at::Tensor& self, std::optional<double> eps) {
 
 // logit.out
 at::Tensor& k_logit_out(const at::Tensor& self, std::optional<double> eps, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logit_out>::call(self, eps, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::logit, iter, {at::Scalar(eps.value_or(-1.0))})) return out;
@@ -777,6 +860,7 @@ at::Tensor& k_logit_out(const at::Tensor& self, std::optional<double> eps, at::T
 
 // erf
 at::Tensor k_erf(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erf>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::erf, iter, {})) return iter.output();
@@ -785,6 +869,7 @@ at::Tensor k_erf(const at::Tensor& self) {
 
 // erf_
 at::Tensor& k_erf_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erf_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::erf, iter, {})) return self;
@@ -793,6 +878,7 @@ at::Tensor& k_erf_(at::Tensor& self) {
 
 // erf.out
 at::Tensor& k_erf_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erf_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::erf, iter, {})) return out;
@@ -801,6 +887,7 @@ at::Tensor& k_erf_out(const at::Tensor& self, at::Tensor& out) {
 
 // erfc
 at::Tensor k_erfc(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erfc>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::erfc, iter, {})) return iter.output();
@@ -809,6 +896,7 @@ at::Tensor k_erfc(const at::Tensor& self) {
 
 // erfc_
 at::Tensor& k_erfc_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erfc_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::erfc, iter, {})) return self;
@@ -817,6 +905,7 @@ at::Tensor& k_erfc_(at::Tensor& self) {
 
 // erfc.out
 at::Tensor& k_erfc_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erfc_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::erfc, iter, {})) return out;
@@ -825,6 +914,7 @@ at::Tensor& k_erfc_out(const at::Tensor& self, at::Tensor& out) {
 
 // erfinv
 at::Tensor k_erfinv(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erfinv>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::erfinv, iter, {})) return iter.output();
@@ -833,6 +923,7 @@ at::Tensor k_erfinv(const at::Tensor& self) {
 
 // erfinv_
 at::Tensor& k_erfinv_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erfinv_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(self, self);
   if (run(kernels::ops::erfinv, iter, {})) return self;
@@ -841,6 +932,7 @@ at::Tensor& k_erfinv_(at::Tensor& self) {
 
 // erfinv.out
 at::Tensor& k_erfinv_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::erfinv_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::erfinv, iter, {})) return out;
@@ -849,6 +941,7 @@ at::Tensor& k_erfinv_out(const at::Tensor& self, at::Tensor& out) {
 
 // floor
 at::Tensor k_floor(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::floor>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::floor, iter, {})) return iter.output();
@@ -857,6 +950,7 @@ at::Tensor k_floor(const at::Tensor& self) {
 
 // floor_
 at::Tensor& k_floor_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::floor_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::floor, iter, {})) return self;
@@ -865,6 +959,7 @@ at::Tensor& k_floor_(at::Tensor& self) {
 
 // floor.out
 at::Tensor& k_floor_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::floor_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::floor, iter, {})) return out;
@@ -873,6 +968,7 @@ at::Tensor& k_floor_out(const at::Tensor& self, at::Tensor& out) {
 
 // ceil
 at::Tensor k_ceil(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ceil>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::ceil, iter, {})) return iter.output();
@@ -881,6 +977,7 @@ at::Tensor k_ceil(const at::Tensor& self) {
 
 // ceil_
 at::Tensor& k_ceil_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ceil_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::ceil, iter, {})) return self;
@@ -889,6 +986,7 @@ at::Tensor& k_ceil_(at::Tensor& self) {
 
 // ceil.out
 at::Tensor& k_ceil_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ceil_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::ceil, iter, {})) return out;
@@ -897,6 +995,7 @@ at::Tensor& k_ceil_out(const at::Tensor& self, at::Tensor& out) {
 
 // trunc
 at::Tensor k_trunc(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::trunc>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::trunc, iter, {})) return iter.output();
@@ -905,6 +1004,7 @@ at::Tensor k_trunc(const at::Tensor& self) {
 
 // trunc_
 at::Tensor& k_trunc_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::trunc_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::trunc, iter, {})) return self;
@@ -913,6 +1013,7 @@ at::Tensor& k_trunc_(at::Tensor& self) {
 
 // trunc.out
 at::Tensor& k_trunc_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::trunc_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::trunc, iter, {})) return out;
@@ -921,6 +1022,7 @@ at::Tensor& k_trunc_out(const at::Tensor& self, at::Tensor& out) {
 
 // round
 at::Tensor k_round(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::round>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::round, iter, {})) return iter.output();
@@ -929,6 +1031,7 @@ at::Tensor k_round(const at::Tensor& self) {
 
 // round_
 at::Tensor& k_round_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::round_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::round, iter, {})) return self;
@@ -937,6 +1040,7 @@ at::Tensor& k_round_(at::Tensor& self) {
 
 // round.out
 at::Tensor& k_round_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::round_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::round, iter, {})) return out;
@@ -945,6 +1049,7 @@ at::Tensor& k_round_out(const at::Tensor& self, at::Tensor& out) {
 
 // round.decimals
 at::Tensor k_round_decimals(const at::Tensor& self, int64_t decimals) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::round_decimals>::call(self, decimals);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::round_decimals, iter, {at::Scalar(std::pow(10.0, static_cast<double>(std::abs(decimals)))), at::Scalar(decimals < 0)})) return iter.output();
@@ -953,6 +1058,7 @@ at::Tensor k_round_decimals(const at::Tensor& self, int64_t decimals) {
 
 // round_.decimals
 at::Tensor& k_round__decimals(at::Tensor& self, int64_t decimals) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::round__decimals>::call(self, decimals);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::round_decimals, iter, {at::Scalar(std::pow(10.0, static_cast<double>(std::abs(decimals)))), at::Scalar(decimals < 0)})) return self;
@@ -961,6 +1067,7 @@ at::Tensor& k_round__decimals(at::Tensor& self, int64_t decimals) {
 
 // round.decimals_out
 at::Tensor& k_round_decimals_out(const at::Tensor& self, int64_t decimals, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::round_decimals_out>::call(self, decimals, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::round_decimals, iter, {at::Scalar(std::pow(10.0, static_cast<double>(std::abs(decimals)))), at::Scalar(decimals < 0)})) return out;
@@ -969,6 +1076,7 @@ at::Tensor& k_round_decimals_out(const at::Tensor& self, int64_t decimals, at::T
 
 // frac
 at::Tensor k_frac(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::frac>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::frac, iter, {})) return iter.output();
@@ -977,6 +1085,7 @@ at::Tensor k_frac(const at::Tensor& self) {
 
 // frac_
 at::Tensor& k_frac_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::frac_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::frac, iter, {})) return self;
@@ -985,6 +1094,7 @@ at::Tensor& k_frac_(at::Tensor& self) {
 
 // frac.out
 at::Tensor& k_frac_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::frac_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::frac, iter, {})) return out;
@@ -993,6 +1103,7 @@ at::Tensor& k_frac_out(const at::Tensor& self, at::Tensor& out) {
 
 // relu
 at::Tensor k_relu(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::relu>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::relu, iter, {})) return iter.output();
@@ -1001,6 +1112,7 @@ at::Tensor k_relu(const at::Tensor& self) {
 
 // relu_
 at::Tensor& k_relu_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::relu_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::relu, iter, {})) return self;
@@ -1009,6 +1121,7 @@ at::Tensor& k_relu_(at::Tensor& self) {
 
 // gelu
 at::Tensor k_gelu(const at::Tensor& self, c10::string_view approximate) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gelu>::call(self, approximate);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::gelu, iter, {at::Scalar(approximate == "tanh")})) return iter.output();
@@ -1017,6 +1130,7 @@ at::Tensor k_gelu(const at::Tensor& self, c10::string_view approximate) {
 
 // gelu_
 at::Tensor& k_gelu_(at::Tensor& self, c10::string_view approximate) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gelu_>::call(self, approximate);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::gelu, iter, {at::Scalar(approximate == "tanh")})) return self;
@@ -1025,6 +1139,7 @@ at::Tensor& k_gelu_(at::Tensor& self, c10::string_view approximate) {
 
 // gelu.out
 at::Tensor& k_gelu_out(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gelu_out>::call(self, approximate, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::gelu, iter, {at::Scalar(approximate == "tanh")})) return out;
@@ -1033,6 +1148,7 @@ at::Tensor& k_gelu_out(const at::Tensor& self, c10::string_view approximate, at:
 
 // silu
 at::Tensor k_silu(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::silu>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::silu, iter, {})) return iter.output();
@@ -1041,6 +1157,7 @@ at::Tensor k_silu(const at::Tensor& self) {
 
 // silu_
 at::Tensor& k_silu_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::silu_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::silu, iter, {})) return self;
@@ -1049,6 +1166,7 @@ at::Tensor& k_silu_(at::Tensor& self) {
 
 // silu.out
 at::Tensor& k_silu_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::silu_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::silu, iter, {})) return out;
@@ -1057,6 +1175,7 @@ at::Tensor& k_silu_out(const at::Tensor& self, at::Tensor& out) {
 
 // mish
 at::Tensor k_mish(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mish>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::mish, iter, {})) return iter.output();
@@ -1065,6 +1184,7 @@ at::Tensor k_mish(const at::Tensor& self) {
 
 // mish_
 at::Tensor& k_mish_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mish_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::mish, iter, {})) return self;
@@ -1073,6 +1193,7 @@ at::Tensor& k_mish_(at::Tensor& self) {
 
 // mish.out
 at::Tensor& k_mish_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mish_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::mish, iter, {})) return out;
@@ -1081,6 +1202,7 @@ at::Tensor& k_mish_out(const at::Tensor& self, at::Tensor& out) {
 
 // hardsigmoid
 at::Tensor k_hardsigmoid(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardsigmoid>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::hardsigmoid, iter, {})) return iter.output();
@@ -1089,6 +1211,7 @@ at::Tensor k_hardsigmoid(const at::Tensor& self) {
 
 // hardsigmoid_
 at::Tensor& k_hardsigmoid_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardsigmoid_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::hardsigmoid, iter, {})) return self;
@@ -1097,6 +1220,7 @@ at::Tensor& k_hardsigmoid_(at::Tensor& self) {
 
 // hardsigmoid.out
 at::Tensor& k_hardsigmoid_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardsigmoid_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::hardsigmoid, iter, {})) return out;
@@ -1105,6 +1229,7 @@ at::Tensor& k_hardsigmoid_out(const at::Tensor& self, at::Tensor& out) {
 
 // hardswish
 at::Tensor k_hardswish(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardswish>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::hardswish, iter, {})) return iter.output();
@@ -1113,6 +1238,7 @@ at::Tensor k_hardswish(const at::Tensor& self) {
 
 // hardswish_
 at::Tensor& k_hardswish_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardswish_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::hardswish, iter, {})) return self;
@@ -1121,6 +1247,7 @@ at::Tensor& k_hardswish_(at::Tensor& self) {
 
 // hardswish.out
 at::Tensor& k_hardswish_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardswish_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::hardswish, iter, {})) return out;
@@ -1129,6 +1256,7 @@ at::Tensor& k_hardswish_out(const at::Tensor& self, at::Tensor& out) {
 
 // hardtanh
 at::Tensor k_hardtanh(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardtanh>::call(self, min_val, max_val);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::hardtanh, iter, {at::Scalar(min_val), at::Scalar(max_val)})) return iter.output();
@@ -1137,6 +1265,7 @@ at::Tensor k_hardtanh(const at::Tensor& self, const at::Scalar& min_val, const a
 
 // hardtanh_
 at::Tensor& k_hardtanh_(at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardtanh_>::call(self, min_val, max_val);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::hardtanh, iter, {at::Scalar(min_val), at::Scalar(max_val)})) return self;
@@ -1145,6 +1274,7 @@ at::Tensor& k_hardtanh_(at::Tensor& self, const at::Scalar& min_val, const at::S
 
 // hardtanh.out
 at::Tensor& k_hardtanh_out(const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardtanh_out>::call(self, min_val, max_val, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::hardtanh, iter, {at::Scalar(min_val), at::Scalar(max_val)})) return out;
@@ -1153,6 +1283,7 @@ at::Tensor& k_hardtanh_out(const at::Tensor& self, const at::Scalar& min_val, co
 
 // elu
 at::Tensor k_elu(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::elu>::call(self, alpha, scale, input_scale);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::elu, iter, {at::Scalar(alpha), at::Scalar(scale), at::Scalar(input_scale)})) return iter.output();
@@ -1161,6 +1292,7 @@ at::Tensor k_elu(const at::Tensor& self, const at::Scalar& alpha, const at::Scal
 
 // elu_
 at::Tensor& k_elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::elu_>::call(self, alpha, scale, input_scale);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::elu, iter, {at::Scalar(alpha), at::Scalar(scale), at::Scalar(input_scale)})) return self;
@@ -1169,6 +1301,7 @@ at::Tensor& k_elu_(at::Tensor& self, const at::Scalar& alpha, const at::Scalar& 
 
 // elu.out
 at::Tensor& k_elu_out(const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::elu_out>::call(self, alpha, scale, input_scale, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::elu, iter, {at::Scalar(alpha), at::Scalar(scale), at::Scalar(input_scale)})) return out;
@@ -1177,6 +1310,7 @@ at::Tensor& k_elu_out(const at::Tensor& self, const at::Scalar& alpha, const at:
 
 // leaky_relu
 at::Tensor k_leaky_relu(const at::Tensor& self, const at::Scalar& negative_slope) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::leaky_relu>::call(self, negative_slope);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::leaky_relu, iter, {at::Scalar(negative_slope)})) return iter.output();
@@ -1185,6 +1319,7 @@ at::Tensor k_leaky_relu(const at::Tensor& self, const at::Scalar& negative_slope
 
 // leaky_relu_
 at::Tensor& k_leaky_relu_(at::Tensor& self, const at::Scalar& negative_slope) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::leaky_relu_>::call(self, negative_slope);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::leaky_relu, iter, {at::Scalar(negative_slope)})) return self;
@@ -1193,6 +1328,7 @@ at::Tensor& k_leaky_relu_(at::Tensor& self, const at::Scalar& negative_slope) {
 
 // leaky_relu.out
 at::Tensor& k_leaky_relu_out(const at::Tensor& self, const at::Scalar& negative_slope, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::leaky_relu_out>::call(self, negative_slope, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::leaky_relu, iter, {at::Scalar(negative_slope)})) return out;
@@ -1201,6 +1337,7 @@ at::Tensor& k_leaky_relu_out(const at::Tensor& self, const at::Scalar& negative_
 
 // softplus
 at::Tensor k_softplus(const at::Tensor& self, const at::Scalar& beta, const at::Scalar& threshold) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softplus>::call(self, beta, threshold);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::softplus, iter, {at::Scalar(beta), at::Scalar(threshold)})) return iter.output();
@@ -1209,6 +1346,7 @@ at::Tensor k_softplus(const at::Tensor& self, const at::Scalar& beta, const at::
 
 // softplus.out
 at::Tensor& k_softplus_out(const at::Tensor& self, const at::Scalar& beta, const at::Scalar& threshold, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softplus_out>::call(self, beta, threshold, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::softplus, iter, {at::Scalar(beta), at::Scalar(threshold)})) return out;
@@ -1217,6 +1355,7 @@ at::Tensor& k_softplus_out(const at::Tensor& self, const at::Scalar& beta, const
 
 // nan_to_num.out
 at::Tensor& k_nan_to_num_out(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nan_to_num_out>::call(self, nan, posinf, neginf, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::nan_to_num, iter, {at::Scalar(nan.value_or(0.0)), at::Scalar(posinf.value_or(finite_max(self.scalar_type()))), at::Scalar(neginf.value_or(-finite_max(self.scalar_type())))})) return out;
@@ -1225,6 +1364,7 @@ at::Tensor& k_nan_to_num_out(const at::Tensor& self, std::optional<double> nan, 
 
 // nan_to_num_
 at::Tensor& k_nan_to_num_(at::Tensor& self, std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nan_to_num_>::call(self, nan, posinf, neginf);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::nan_to_num, iter, {at::Scalar(nan.value_or(0.0)), at::Scalar(posinf.value_or(finite_max(self.scalar_type()))), at::Scalar(neginf.value_or(-finite_max(self.scalar_type())))})) return self;
@@ -1233,6 +1373,7 @@ at::Tensor& k_nan_to_num_(at::Tensor& self, std::optional<double> nan, std::opti
 
 // isnan
 at::Tensor k_isnan(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::isnan>::call(self);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(at::Tensor(), self);
   if (run(kernels::ops::isnan, iter, {})) return iter.output();
@@ -1241,6 +1382,7 @@ at::Tensor k_isnan(const at::Tensor& self) {
 
 // isinf
 at::Tensor k_isinf(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::isinf>::call(self);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(at::Tensor(), self);
   if (run(kernels::ops::isinf, iter, {})) return iter.output();
@@ -1249,6 +1391,7 @@ at::Tensor k_isinf(const at::Tensor& self) {
 
 // isposinf
 at::Tensor k_isposinf(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::isposinf>::call(self);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(at::Tensor(), self);
   if (run(kernels::ops::isposinf, iter, {})) return iter.output();
@@ -1257,6 +1400,7 @@ at::Tensor k_isposinf(const at::Tensor& self) {
 
 // isposinf.out
 at::Tensor& k_isposinf_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::isposinf_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(out, self);
   if (run(kernels::ops::isposinf, iter, {})) return out;
@@ -1265,6 +1409,7 @@ at::Tensor& k_isposinf_out(const at::Tensor& self, at::Tensor& out) {
 
 // isneginf
 at::Tensor k_isneginf(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::isneginf>::call(self);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(at::Tensor(), self);
   if (run(kernels::ops::isneginf, iter, {})) return iter.output();
@@ -1273,6 +1418,7 @@ at::Tensor k_isneginf(const at::Tensor& self) {
 
 // isneginf.out
 at::Tensor& k_isneginf_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::isneginf_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(out, self);
   if (run(kernels::ops::isneginf, iter, {})) return out;
@@ -1281,6 +1427,7 @@ at::Tensor& k_isneginf_out(const at::Tensor& self, at::Tensor& out) {
 
 // signbit
 at::Tensor k_signbit(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::signbit>::call(self);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(at::Tensor(), self);
   if (run(kernels::ops::signbit, iter, {})) return iter.output();
@@ -1289,6 +1436,7 @@ at::Tensor k_signbit(const at::Tensor& self) {
 
 // signbit.out
 at::Tensor& k_signbit_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::signbit_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(out, self);
   if (run(kernels::ops::signbit, iter, {})) return out;
@@ -1297,6 +1445,7 @@ at::Tensor& k_signbit_out(const at::Tensor& self, at::Tensor& out) {
 
 // bitwise_not
 at::Tensor k_bitwise_not(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_not>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::bitwise_not, iter, {})) return iter.output();
@@ -1305,6 +1454,7 @@ at::Tensor k_bitwise_not(const at::Tensor& self) {
 
 // bitwise_not_
 at::Tensor& k_bitwise_not_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_not_>::call(self);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::bitwise_not, iter, {})) return self;
@@ -1313,6 +1463,7 @@ at::Tensor& k_bitwise_not_(at::Tensor& self) {
 
 // bitwise_not.out
 at::Tensor& k_bitwise_not_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_not_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::bitwise_not, iter, {})) return out;
@@ -1321,6 +1472,7 @@ at::Tensor& k_bitwise_not_out(const at::Tensor& self, at::Tensor& out) {
 
 // angle
 at::Tensor k_angle(const at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::angle>::call(self);
   at::TensorIterator iter;
   iter.build_unary_float_op(at::Tensor(), self);
   if (run(kernels::ops::angle, iter, {})) return iter.output();
@@ -1329,6 +1481,7 @@ at::Tensor k_angle(const at::Tensor& self) {
 
 // angle.out
 at::Tensor& k_angle_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::angle_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_unary_float_op(out, self);
   if (run(kernels::ops::angle, iter, {})) return out;
@@ -1337,6 +1490,7 @@ at::Tensor& k_angle_out(const at::Tensor& self, at::Tensor& out) {
 
 // logical_not.out
 at::Tensor& k_logical_not_out(const at::Tensor& self, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logical_not_out>::call(self, out);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(out, self);
   if (run(kernels::ops::logical_not, iter, {})) return out;
@@ -1345,6 +1499,7 @@ at::Tensor& k_logical_not_out(const at::Tensor& self, at::Tensor& out) {
 
 // logical_not_
 at::Tensor& k_logical_not_(at::Tensor& self) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logical_not_>::call(self);
   at::TensorIterator iter;
   iter.build_borrowing_unary_force_boolean_op(self, self);
   if (run(kernels::ops::logical_not, iter, {})) return self;
@@ -1353,6 +1508,7 @@ at::Tensor& k_logical_not_(at::Tensor& self) {
 
 // add.Tensor
 at::Tensor k_add_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::add_Tensor>::call(self, other, alpha);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::add, iter, {at::Scalar(alpha)})) return iter.output();
@@ -1361,6 +1517,7 @@ at::Tensor k_add_Tensor(const at::Tensor& self, const at::Tensor& other, const a
 
 // add_.Tensor
 at::Tensor& k_add__Tensor(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::add__Tensor>::call(self, other, alpha);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::add, iter, {at::Scalar(alpha)})) return self;
@@ -1369,6 +1526,7 @@ at::Tensor& k_add__Tensor(at::Tensor& self, const at::Tensor& other, const at::S
 
 // add.out
 at::Tensor& k_add_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::add_out>::call(self, other, alpha, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::add, iter, {at::Scalar(alpha)})) return out;
@@ -1377,6 +1535,7 @@ at::Tensor& k_add_out(const at::Tensor& self, const at::Tensor& other, const at:
 
 // sub.Tensor
 at::Tensor k_sub_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sub_Tensor>::call(self, other, alpha);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::sub, iter, {at::Scalar(alpha)})) return iter.output();
@@ -1385,6 +1544,7 @@ at::Tensor k_sub_Tensor(const at::Tensor& self, const at::Tensor& other, const a
 
 // sub_.Tensor
 at::Tensor& k_sub__Tensor(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sub__Tensor>::call(self, other, alpha);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::sub, iter, {at::Scalar(alpha)})) return self;
@@ -1393,6 +1553,7 @@ at::Tensor& k_sub__Tensor(at::Tensor& self, const at::Tensor& other, const at::S
 
 // sub.out
 at::Tensor& k_sub_out(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sub_out>::call(self, other, alpha, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::sub, iter, {at::Scalar(alpha)})) return out;
@@ -1401,6 +1562,7 @@ at::Tensor& k_sub_out(const at::Tensor& self, const at::Tensor& other, const at:
 
 // mul.Tensor
 at::Tensor k_mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mul_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::mul, iter, {})) return iter.output();
@@ -1409,6 +1571,7 @@ at::Tensor k_mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // mul_.Tensor
 at::Tensor& k_mul__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mul__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::mul, iter, {})) return self;
@@ -1417,6 +1580,7 @@ at::Tensor& k_mul__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // mul.out
 at::Tensor& k_mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mul_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::mul, iter, {})) return out;
@@ -1425,6 +1589,7 @@ at::Tensor& k_mul_out(const at::Tensor& self, const at::Tensor& other, at::Tenso
 
 // div.Tensor
 at::Tensor k_div_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::div_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_float_op(at::Tensor(), self, other);
   if (run(kernels::ops::div, iter, {})) return iter.output();
@@ -1433,6 +1598,7 @@ at::Tensor k_div_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // div_.Tensor
 at::Tensor& k_div__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::div__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_float_op(self, self, other);
   if (run(kernels::ops::div, iter, {})) return self;
@@ -1441,6 +1607,7 @@ at::Tensor& k_div__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // div.out
 at::Tensor& k_div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::div_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_float_op(out, self, other);
   if (run(kernels::ops::div, iter, {})) return out;
@@ -1449,6 +1616,7 @@ at::Tensor& k_div_out(const at::Tensor& self, const at::Tensor& other, at::Tenso
 
 // floor_divide
 at::Tensor k_floor_divide(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::floor_divide>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::floor_divide, iter, {})) return iter.output();
@@ -1457,6 +1625,7 @@ at::Tensor k_floor_divide(const at::Tensor& self, const at::Tensor& other) {
 
 // floor_divide_.Tensor
 at::Tensor& k_floor_divide__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::floor_divide__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::floor_divide, iter, {})) return self;
@@ -1465,6 +1634,7 @@ at::Tensor& k_floor_divide__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // floor_divide.out
 at::Tensor& k_floor_divide_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::floor_divide_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::floor_divide, iter, {})) return out;
@@ -1473,6 +1643,7 @@ at::Tensor& k_floor_divide_out(const at::Tensor& self, const at::Tensor& other, 
 
 // remainder.Tensor
 at::Tensor k_remainder_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::remainder_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::remainder, iter, {})) return iter.output();
@@ -1481,6 +1652,7 @@ at::Tensor k_remainder_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // remainder_.Tensor
 at::Tensor& k_remainder__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::remainder__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::remainder, iter, {})) return self;
@@ -1489,6 +1661,7 @@ at::Tensor& k_remainder__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // remainder.Tensor_out
 at::Tensor& k_remainder_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::remainder_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::remainder, iter, {})) return out;
@@ -1497,6 +1670,7 @@ at::Tensor& k_remainder_Tensor_out(const at::Tensor& self, const at::Tensor& oth
 
 // remainder.Scalar_Tensor
 at::Tensor k_remainder_Scalar_Tensor(const at::Scalar& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::remainder_Scalar_Tensor>::call(self, other);
   const at::Tensor self_t = at::native::wrapped_scalar_tensor(self);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self_t, other);
@@ -1506,6 +1680,7 @@ at::Tensor k_remainder_Scalar_Tensor(const at::Scalar& self, const at::Tensor& o
 
 // fmod.Tensor
 at::Tensor k_fmod_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fmod_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::fmod, iter, {})) return iter.output();
@@ -1514,6 +1689,7 @@ at::Tensor k_fmod_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // fmod_.Tensor
 at::Tensor& k_fmod__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fmod__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::fmod, iter, {})) return self;
@@ -1522,6 +1698,7 @@ at::Tensor& k_fmod__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // fmod.Tensor_out
 at::Tensor& k_fmod_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fmod_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::fmod, iter, {})) return out;
@@ -1530,6 +1707,7 @@ at::Tensor& k_fmod_Tensor_out(const at::Tensor& self, const at::Tensor& other, a
 
 // pow.Tensor_Tensor
 at::Tensor k_pow_Tensor_Tensor(const at::Tensor& self, const at::Tensor& exponent) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Tensor>::call(self, exponent);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, exponent);
   if (run(kernels::ops::pow, iter, {})) return iter.output();
@@ -1538,6 +1716,7 @@ at::Tensor k_pow_Tensor_Tensor(const at::Tensor& self, const at::Tensor& exponen
 
 // pow_.Tensor
 at::Tensor& k_pow__Tensor(at::Tensor& self, const at::Tensor& exponent) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow__Tensor>::call(self, exponent);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, exponent);
   if (run(kernels::ops::pow, iter, {})) return self;
@@ -1546,6 +1725,7 @@ at::Tensor& k_pow__Tensor(at::Tensor& self, const at::Tensor& exponent) {
 
 // pow.Tensor_Tensor_out
 at::Tensor& k_pow_Tensor_Tensor_out(const at::Tensor& self, const at::Tensor& exponent, at::Tensor& out) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Tensor_out>::call(self, exponent, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, exponent);
   if (run(kernels::ops::pow, iter, {})) return out;
@@ -1554,6 +1734,7 @@ at::Tensor& k_pow_Tensor_Tensor_out(const at::Tensor& self, const at::Tensor& ex
 
 // pow.Tensor_Scalar
 at::Tensor k_pow_Tensor_Scalar(const at::Tensor& self, const at::Scalar& exponent) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar>::call(self, exponent);
   const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, exponent_t);
@@ -1563,6 +1744,7 @@ at::Tensor k_pow_Tensor_Scalar(const at::Tensor& self, const at::Scalar& exponen
 
 // pow_.Scalar
 at::Tensor& k_pow__Scalar(at::Tensor& self, const at::Scalar& exponent) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow__Scalar>::call(self, exponent);
   const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, exponent_t);
@@ -1572,6 +1754,7 @@ at::Tensor& k_pow__Scalar(at::Tensor& self, const at::Scalar& exponent) {
 
 // pow.Tensor_Scalar_out
 at::Tensor& k_pow_Tensor_Scalar_out(const at::Tensor& self, const at::Scalar& exponent, at::Tensor& out) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar_out>::call(self, exponent, out);
   const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, exponent_t);
@@ -1581,6 +1764,7 @@ at::Tensor& k_pow_Tensor_Scalar_out(const at::Tensor& self, const at::Scalar& ex
 
 // pow.Scalar
 at::Tensor k_pow_Scalar(const at::Scalar& self, const at::Tensor& exponent) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Scalar>::call(self, exponent);
   const at::Tensor self_t = at::native::wrapped_scalar_tensor(self);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self_t, exponent);
@@ -1590,6 +1774,7 @@ at::Tensor k_pow_Scalar(const at::Scalar& self, const at::Tensor& exponent) {
 
 // pow.Scalar_out
 at::Tensor& k_pow_Scalar_out(const at::Scalar& self, const at::Tensor& exponent, at::Tensor& out) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Scalar_out>::call(self, exponent, out);
   const at::Tensor self_t = at::native::wrapped_scalar_tensor(self);
   at::TensorIterator iter;
   iter.build_binary_op(out, self_t, exponent);
@@ -1599,6 +1784,7 @@ at::Tensor& k_pow_Scalar_out(const at::Scalar& self, const at::Tensor& exponent,
 
 // atan2
 at::Tensor k_atan2(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atan2>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_float_op(at::Tensor(), self, other);
   if (run(kernels::ops::atan2, iter, {})) return iter.output();
@@ -1607,6 +1793,7 @@ at::Tensor k_atan2(const at::Tensor& self, const at::Tensor& other) {
 
 // atan2_
 at::Tensor& k_atan2_(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atan2_>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_float_op(self, self, other);
   if (run(kernels::ops::atan2, iter, {})) return self;
@@ -1615,6 +1802,7 @@ at::Tensor& k_atan2_(at::Tensor& self, const at::Tensor& other) {
 
 // atan2.out
 at::Tensor& k_atan2_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::atan2_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_float_op(out, self, other);
   if (run(kernels::ops::atan2, iter, {})) return out;
@@ -1623,6 +1811,7 @@ at::Tensor& k_atan2_out(const at::Tensor& self, const at::Tensor& other, at::Ten
 
 // hypot
 at::Tensor k_hypot(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hypot>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::hypot, iter, {})) return iter.output();
@@ -1631,6 +1820,7 @@ at::Tensor k_hypot(const at::Tensor& self, const at::Tensor& other) {
 
 // hypot_
 at::Tensor& k_hypot_(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hypot_>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::hypot, iter, {})) return self;
@@ -1639,6 +1829,7 @@ at::Tensor& k_hypot_(at::Tensor& self, const at::Tensor& other) {
 
 // hypot.out
 at::Tensor& k_hypot_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hypot_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::hypot, iter, {})) return out;
@@ -1647,6 +1838,7 @@ at::Tensor& k_hypot_out(const at::Tensor& self, const at::Tensor& other, at::Ten
 
 // copysign.Tensor
 at::Tensor k_copysign_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::copysign_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_float_op(at::Tensor(), self, other);
   if (run(kernels::ops::copysign, iter, {})) return iter.output();
@@ -1655,6 +1847,7 @@ at::Tensor k_copysign_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // copysign_.Tensor
 at::Tensor& k_copysign__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::copysign__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_float_op(self, self, other);
   if (run(kernels::ops::copysign, iter, {})) return self;
@@ -1663,6 +1856,7 @@ at::Tensor& k_copysign__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // copysign.out
 at::Tensor& k_copysign_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::copysign_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_float_op(out, self, other);
   if (run(kernels::ops::copysign, iter, {})) return out;
@@ -1671,6 +1865,7 @@ at::Tensor& k_copysign_out(const at::Tensor& self, const at::Tensor& other, at::
 
 // maximum
 at::Tensor k_maximum(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::maximum>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::maximum, iter, {})) return iter.output();
@@ -1679,6 +1874,7 @@ at::Tensor k_maximum(const at::Tensor& self, const at::Tensor& other) {
 
 // maximum.out
 at::Tensor& k_maximum_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::maximum_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::maximum, iter, {})) return out;
@@ -1687,6 +1883,7 @@ at::Tensor& k_maximum_out(const at::Tensor& self, const at::Tensor& other, at::T
 
 // minimum
 at::Tensor k_minimum(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::minimum>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::minimum, iter, {})) return iter.output();
@@ -1695,6 +1892,7 @@ at::Tensor k_minimum(const at::Tensor& self, const at::Tensor& other) {
 
 // minimum.out
 at::Tensor& k_minimum_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::minimum_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::minimum, iter, {})) return out;
@@ -1703,6 +1901,7 @@ at::Tensor& k_minimum_out(const at::Tensor& self, const at::Tensor& other, at::T
 
 // fmax
 at::Tensor k_fmax(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fmax>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::fmax, iter, {})) return iter.output();
@@ -1711,6 +1910,7 @@ at::Tensor k_fmax(const at::Tensor& self, const at::Tensor& other) {
 
 // fmax.out
 at::Tensor& k_fmax_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fmax_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::fmax, iter, {})) return out;
@@ -1719,6 +1919,7 @@ at::Tensor& k_fmax_out(const at::Tensor& self, const at::Tensor& other, at::Tens
 
 // fmin
 at::Tensor k_fmin(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fmin>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::fmin, iter, {})) return iter.output();
@@ -1727,6 +1928,7 @@ at::Tensor k_fmin(const at::Tensor& self, const at::Tensor& other) {
 
 // fmin.out
 at::Tensor& k_fmin_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fmin_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::fmin, iter, {})) return out;
@@ -1735,6 +1937,7 @@ at::Tensor& k_fmin_out(const at::Tensor& self, const at::Tensor& other, at::Tens
 
 // xlogy.Tensor
 at::Tensor k_xlogy_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::xlogy_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_float_op(at::Tensor(), self, other);
   if (run(kernels::ops::xlogy, iter, {})) return iter.output();
@@ -1743,6 +1946,7 @@ at::Tensor k_xlogy_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // xlogy_.Tensor
 at::Tensor& k_xlogy__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::xlogy__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_float_op(self, self, other);
   if (run(kernels::ops::xlogy, iter, {})) return self;
@@ -1751,6 +1955,7 @@ at::Tensor& k_xlogy__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // xlogy.OutTensor
 at::Tensor& k_xlogy_OutTensor(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::xlogy_OutTensor>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_float_op(out, self, other);
   if (run(kernels::ops::xlogy, iter, {})) return out;
@@ -1759,6 +1964,7 @@ at::Tensor& k_xlogy_OutTensor(const at::Tensor& self, const at::Tensor& other, a
 
 // xlogy.Scalar_Self
 at::Tensor k_xlogy_Scalar_Self(const at::Scalar& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::xlogy_Scalar_Self>::call(self, other);
   const at::Tensor self_t = at::native::wrapped_scalar_tensor(self);
   at::TensorIterator iter;
   iter.build_binary_float_op(at::Tensor(), self_t, other);
@@ -1768,6 +1974,7 @@ at::Tensor k_xlogy_Scalar_Self(const at::Scalar& self, const at::Tensor& other) 
 
 // xlogy.OutScalar_Self
 at::Tensor& k_xlogy_OutScalar_Self(const at::Scalar& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::xlogy_OutScalar_Self>::call(self, other, out);
   const at::Tensor self_t = at::native::wrapped_scalar_tensor(self);
   at::TensorIterator iter;
   iter.build_binary_float_op(out, self_t, other);
@@ -1777,6 +1984,7 @@ at::Tensor& k_xlogy_OutScalar_Self(const at::Scalar& self, const at::Tensor& oth
 
 // heaviside
 at::Tensor k_heaviside(const at::Tensor& self, const at::Tensor& values) {
+  if (!takes(self, values)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::heaviside>::call(self, values);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, values);
   if (run(kernels::ops::heaviside, iter, {})) return iter.output();
@@ -1785,6 +1993,7 @@ at::Tensor k_heaviside(const at::Tensor& self, const at::Tensor& values) {
 
 // heaviside_
 at::Tensor& k_heaviside_(at::Tensor& self, const at::Tensor& values) {
+  if (!takes(self, values)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::heaviside_>::call(self, values);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, values);
   if (run(kernels::ops::heaviside, iter, {})) return self;
@@ -1793,6 +2002,7 @@ at::Tensor& k_heaviside_(at::Tensor& self, const at::Tensor& values) {
 
 // heaviside.out
 at::Tensor& k_heaviside_out(const at::Tensor& self, const at::Tensor& values, at::Tensor& out) {
+  if (!takes(self, values)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::heaviside_out>::call(self, values, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, values);
   if (run(kernels::ops::heaviside, iter, {})) return out;
@@ -1801,6 +2011,7 @@ at::Tensor& k_heaviside_out(const at::Tensor& self, const at::Tensor& values, at
 
 // nextafter
 at::Tensor k_nextafter(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nextafter>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::nextafter, iter, {})) return iter.output();
@@ -1809,6 +2020,7 @@ at::Tensor k_nextafter(const at::Tensor& self, const at::Tensor& other) {
 
 // nextafter_
 at::Tensor& k_nextafter_(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nextafter_>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::nextafter, iter, {})) return self;
@@ -1817,6 +2029,7 @@ at::Tensor& k_nextafter_(at::Tensor& self, const at::Tensor& other) {
 
 // nextafter.out
 at::Tensor& k_nextafter_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nextafter_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::nextafter, iter, {})) return out;
@@ -1825,6 +2038,7 @@ at::Tensor& k_nextafter_out(const at::Tensor& self, const at::Tensor& other, at:
 
 // logaddexp
 at::Tensor k_logaddexp(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logaddexp>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::logaddexp, iter, {})) return iter.output();
@@ -1833,6 +2047,7 @@ at::Tensor k_logaddexp(const at::Tensor& self, const at::Tensor& other) {
 
 // logaddexp.out
 at::Tensor& k_logaddexp_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logaddexp_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::logaddexp, iter, {})) return out;
@@ -1841,6 +2056,7 @@ at::Tensor& k_logaddexp_out(const at::Tensor& self, const at::Tensor& other, at:
 
 // logaddexp2
 at::Tensor k_logaddexp2(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logaddexp2>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::logaddexp2, iter, {})) return iter.output();
@@ -1849,6 +2065,7 @@ at::Tensor k_logaddexp2(const at::Tensor& self, const at::Tensor& other) {
 
 // logaddexp2.out
 at::Tensor& k_logaddexp2_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logaddexp2_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::logaddexp2, iter, {})) return out;
@@ -1857,6 +2074,7 @@ at::Tensor& k_logaddexp2_out(const at::Tensor& self, const at::Tensor& other, at
 
 // bitwise_and.Tensor
 at::Tensor k_bitwise_and_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_and_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::bitwise_and, iter, {})) return iter.output();
@@ -1865,6 +2083,7 @@ at::Tensor k_bitwise_and_Tensor(const at::Tensor& self, const at::Tensor& other)
 
 // bitwise_and_.Tensor
 at::Tensor& k_bitwise_and__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_and__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::bitwise_and, iter, {})) return self;
@@ -1873,6 +2092,7 @@ at::Tensor& k_bitwise_and__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // bitwise_and.Tensor_out
 at::Tensor& k_bitwise_and_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_and_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::bitwise_and, iter, {})) return out;
@@ -1881,6 +2101,7 @@ at::Tensor& k_bitwise_and_Tensor_out(const at::Tensor& self, const at::Tensor& o
 
 // bitwise_or.Tensor
 at::Tensor k_bitwise_or_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_or_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::bitwise_or, iter, {})) return iter.output();
@@ -1889,6 +2110,7 @@ at::Tensor k_bitwise_or_Tensor(const at::Tensor& self, const at::Tensor& other) 
 
 // bitwise_or_.Tensor
 at::Tensor& k_bitwise_or__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_or__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::bitwise_or, iter, {})) return self;
@@ -1897,6 +2119,7 @@ at::Tensor& k_bitwise_or__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // bitwise_or.Tensor_out
 at::Tensor& k_bitwise_or_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_or_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::bitwise_or, iter, {})) return out;
@@ -1905,6 +2128,7 @@ at::Tensor& k_bitwise_or_Tensor_out(const at::Tensor& self, const at::Tensor& ot
 
 // bitwise_xor.Tensor
 at::Tensor k_bitwise_xor_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_xor_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::bitwise_xor, iter, {})) return iter.output();
@@ -1913,6 +2137,7 @@ at::Tensor k_bitwise_xor_Tensor(const at::Tensor& self, const at::Tensor& other)
 
 // bitwise_xor_.Tensor
 at::Tensor& k_bitwise_xor__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_xor__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::bitwise_xor, iter, {})) return self;
@@ -1921,6 +2146,7 @@ at::Tensor& k_bitwise_xor__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // bitwise_xor.Tensor_out
 at::Tensor& k_bitwise_xor_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_xor_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::bitwise_xor, iter, {})) return out;
@@ -1929,6 +2155,7 @@ at::Tensor& k_bitwise_xor_Tensor_out(const at::Tensor& self, const at::Tensor& o
 
 // bitwise_left_shift.Tensor
 at::Tensor k_bitwise_left_shift_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_left_shift_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::bitwise_left_shift, iter, {})) return iter.output();
@@ -1937,6 +2164,7 @@ at::Tensor k_bitwise_left_shift_Tensor(const at::Tensor& self, const at::Tensor&
 
 // bitwise_left_shift_.Tensor
 at::Tensor& k_bitwise_left_shift__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_left_shift__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::bitwise_left_shift, iter, {})) return self;
@@ -1945,6 +2173,7 @@ at::Tensor& k_bitwise_left_shift__Tensor(at::Tensor& self, const at::Tensor& oth
 
 // bitwise_left_shift.Tensor_out
 at::Tensor& k_bitwise_left_shift_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_left_shift_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::bitwise_left_shift, iter, {})) return out;
@@ -1953,6 +2182,7 @@ at::Tensor& k_bitwise_left_shift_Tensor_out(const at::Tensor& self, const at::Te
 
 // bitwise_right_shift.Tensor
 at::Tensor k_bitwise_right_shift_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_right_shift_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, other);
   if (run(kernels::ops::bitwise_right_shift, iter, {})) return iter.output();
@@ -1961,6 +2191,7 @@ at::Tensor k_bitwise_right_shift_Tensor(const at::Tensor& self, const at::Tensor
 
 // bitwise_right_shift_.Tensor
 at::Tensor& k_bitwise_right_shift__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_right_shift__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, other);
   if (run(kernels::ops::bitwise_right_shift, iter, {})) return self;
@@ -1969,6 +2200,7 @@ at::Tensor& k_bitwise_right_shift__Tensor(at::Tensor& self, const at::Tensor& ot
 
 // bitwise_right_shift.Tensor_out
 at::Tensor& k_bitwise_right_shift_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bitwise_right_shift_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, other);
   if (run(kernels::ops::bitwise_right_shift, iter, {})) return out;
@@ -1977,6 +2209,7 @@ at::Tensor& k_bitwise_right_shift_Tensor_out(const at::Tensor& self, const at::T
 
 // logical_and.out
 at::Tensor& k_logical_and_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logical_and_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::logical_and, iter, {})) return out;
@@ -1985,6 +2218,7 @@ at::Tensor& k_logical_and_out(const at::Tensor& self, const at::Tensor& other, a
 
 // logical_and_
 at::Tensor& k_logical_and_(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logical_and_>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::logical_and, iter, {})) return self;
@@ -1993,6 +2227,7 @@ at::Tensor& k_logical_and_(at::Tensor& self, const at::Tensor& other) {
 
 // logical_or.out
 at::Tensor& k_logical_or_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logical_or_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::logical_or, iter, {})) return out;
@@ -2001,6 +2236,7 @@ at::Tensor& k_logical_or_out(const at::Tensor& self, const at::Tensor& other, at
 
 // logical_or_
 at::Tensor& k_logical_or_(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logical_or_>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::logical_or, iter, {})) return self;
@@ -2009,6 +2245,7 @@ at::Tensor& k_logical_or_(at::Tensor& self, const at::Tensor& other) {
 
 // logical_xor.out
 at::Tensor& k_logical_xor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logical_xor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::logical_xor, iter, {})) return out;
@@ -2017,6 +2254,7 @@ at::Tensor& k_logical_xor_out(const at::Tensor& self, const at::Tensor& other, a
 
 // logical_xor_
 at::Tensor& k_logical_xor_(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logical_xor_>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::logical_xor, iter, {})) return self;
@@ -2025,6 +2263,7 @@ at::Tensor& k_logical_xor_(at::Tensor& self, const at::Tensor& other) {
 
 // eq.Tensor
 at::Tensor k_eq_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::eq_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other);
   if (run(kernels::ops::eq, iter, {})) return iter.output();
@@ -2033,6 +2272,7 @@ at::Tensor k_eq_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // eq_.Tensor
 at::Tensor& k_eq__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::eq__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::eq, iter, {})) return self;
@@ -2041,6 +2281,7 @@ at::Tensor& k_eq__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // eq.Tensor_out
 at::Tensor& k_eq_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::eq_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::eq, iter, {})) return out;
@@ -2049,6 +2290,7 @@ at::Tensor& k_eq_Tensor_out(const at::Tensor& self, const at::Tensor& other, at:
 
 // eq.Scalar
 at::Tensor k_eq_Scalar(const at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::eq_Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other_t);
@@ -2058,6 +2300,7 @@ at::Tensor k_eq_Scalar(const at::Tensor& self, const at::Scalar& other) {
 
 // eq_.Scalar
 at::Tensor& k_eq__Scalar(at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::eq__Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other_t);
@@ -2067,6 +2310,7 @@ at::Tensor& k_eq__Scalar(at::Tensor& self, const at::Scalar& other) {
 
 // eq.Scalar_out
 at::Tensor& k_eq_Scalar_out(const at::Tensor& self, const at::Scalar& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::eq_Scalar_out>::call(self, other, out);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other_t);
@@ -2076,6 +2320,7 @@ at::Tensor& k_eq_Scalar_out(const at::Tensor& self, const at::Scalar& other, at:
 
 // ne.Tensor
 at::Tensor k_ne_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ne_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other);
   if (run(kernels::ops::ne, iter, {})) return iter.output();
@@ -2084,6 +2329,7 @@ at::Tensor k_ne_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // ne_.Tensor
 at::Tensor& k_ne__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ne__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::ne, iter, {})) return self;
@@ -2092,6 +2338,7 @@ at::Tensor& k_ne__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // ne.Tensor_out
 at::Tensor& k_ne_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ne_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::ne, iter, {})) return out;
@@ -2100,6 +2347,7 @@ at::Tensor& k_ne_Tensor_out(const at::Tensor& self, const at::Tensor& other, at:
 
 // ne.Scalar
 at::Tensor k_ne_Scalar(const at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ne_Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other_t);
@@ -2109,6 +2357,7 @@ at::Tensor k_ne_Scalar(const at::Tensor& self, const at::Scalar& other) {
 
 // ne_.Scalar
 at::Tensor& k_ne__Scalar(at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ne__Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other_t);
@@ -2118,6 +2367,7 @@ at::Tensor& k_ne__Scalar(at::Tensor& self, const at::Scalar& other) {
 
 // ne.Scalar_out
 at::Tensor& k_ne_Scalar_out(const at::Tensor& self, const at::Scalar& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ne_Scalar_out>::call(self, other, out);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other_t);
@@ -2127,6 +2377,7 @@ at::Tensor& k_ne_Scalar_out(const at::Tensor& self, const at::Scalar& other, at:
 
 // lt.Tensor
 at::Tensor k_lt_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lt_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other);
   if (run(kernels::ops::lt, iter, {})) return iter.output();
@@ -2135,6 +2386,7 @@ at::Tensor k_lt_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // lt_.Tensor
 at::Tensor& k_lt__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lt__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::lt, iter, {})) return self;
@@ -2143,6 +2395,7 @@ at::Tensor& k_lt__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // lt.Tensor_out
 at::Tensor& k_lt_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lt_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::lt, iter, {})) return out;
@@ -2151,6 +2404,7 @@ at::Tensor& k_lt_Tensor_out(const at::Tensor& self, const at::Tensor& other, at:
 
 // lt.Scalar
 at::Tensor k_lt_Scalar(const at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lt_Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other_t);
@@ -2160,6 +2414,7 @@ at::Tensor k_lt_Scalar(const at::Tensor& self, const at::Scalar& other) {
 
 // lt_.Scalar
 at::Tensor& k_lt__Scalar(at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lt__Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other_t);
@@ -2169,6 +2424,7 @@ at::Tensor& k_lt__Scalar(at::Tensor& self, const at::Scalar& other) {
 
 // lt.Scalar_out
 at::Tensor& k_lt_Scalar_out(const at::Tensor& self, const at::Scalar& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lt_Scalar_out>::call(self, other, out);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other_t);
@@ -2178,6 +2434,7 @@ at::Tensor& k_lt_Scalar_out(const at::Tensor& self, const at::Scalar& other, at:
 
 // le.Tensor
 at::Tensor k_le_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::le_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other);
   if (run(kernels::ops::le, iter, {})) return iter.output();
@@ -2186,6 +2443,7 @@ at::Tensor k_le_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // le_.Tensor
 at::Tensor& k_le__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::le__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::le, iter, {})) return self;
@@ -2194,6 +2452,7 @@ at::Tensor& k_le__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // le.Tensor_out
 at::Tensor& k_le_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::le_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::le, iter, {})) return out;
@@ -2202,6 +2461,7 @@ at::Tensor& k_le_Tensor_out(const at::Tensor& self, const at::Tensor& other, at:
 
 // le.Scalar
 at::Tensor k_le_Scalar(const at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::le_Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other_t);
@@ -2211,6 +2471,7 @@ at::Tensor k_le_Scalar(const at::Tensor& self, const at::Scalar& other) {
 
 // le_.Scalar
 at::Tensor& k_le__Scalar(at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::le__Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other_t);
@@ -2220,6 +2481,7 @@ at::Tensor& k_le__Scalar(at::Tensor& self, const at::Scalar& other) {
 
 // le.Scalar_out
 at::Tensor& k_le_Scalar_out(const at::Tensor& self, const at::Scalar& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::le_Scalar_out>::call(self, other, out);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other_t);
@@ -2229,6 +2491,7 @@ at::Tensor& k_le_Scalar_out(const at::Tensor& self, const at::Scalar& other, at:
 
 // gt.Tensor
 at::Tensor k_gt_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gt_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other);
   if (run(kernels::ops::gt, iter, {})) return iter.output();
@@ -2237,6 +2500,7 @@ at::Tensor k_gt_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // gt_.Tensor
 at::Tensor& k_gt__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gt__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::gt, iter, {})) return self;
@@ -2245,6 +2509,7 @@ at::Tensor& k_gt__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // gt.Tensor_out
 at::Tensor& k_gt_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gt_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::gt, iter, {})) return out;
@@ -2253,6 +2518,7 @@ at::Tensor& k_gt_Tensor_out(const at::Tensor& self, const at::Tensor& other, at:
 
 // gt.Scalar
 at::Tensor k_gt_Scalar(const at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gt_Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other_t);
@@ -2262,6 +2528,7 @@ at::Tensor k_gt_Scalar(const at::Tensor& self, const at::Scalar& other) {
 
 // gt_.Scalar
 at::Tensor& k_gt__Scalar(at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gt__Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other_t);
@@ -2271,6 +2538,7 @@ at::Tensor& k_gt__Scalar(at::Tensor& self, const at::Scalar& other) {
 
 // gt.Scalar_out
 at::Tensor& k_gt_Scalar_out(const at::Tensor& self, const at::Scalar& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gt_Scalar_out>::call(self, other, out);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other_t);
@@ -2280,6 +2548,7 @@ at::Tensor& k_gt_Scalar_out(const at::Tensor& self, const at::Scalar& other, at:
 
 // ge.Tensor
 at::Tensor k_ge_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ge_Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other);
   if (run(kernels::ops::ge, iter, {})) return iter.output();
@@ -2288,6 +2557,7 @@ at::Tensor k_ge_Tensor(const at::Tensor& self, const at::Tensor& other) {
 
 // ge_.Tensor
 at::Tensor& k_ge__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ge__Tensor>::call(self, other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other);
   if (run(kernels::ops::ge, iter, {})) return self;
@@ -2296,6 +2566,7 @@ at::Tensor& k_ge__Tensor(at::Tensor& self, const at::Tensor& other) {
 
 // ge.Tensor_out
 at::Tensor& k_ge_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ge_Tensor_out>::call(self, other, out);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other);
   if (run(kernels::ops::ge, iter, {})) return out;
@@ -2304,6 +2575,7 @@ at::Tensor& k_ge_Tensor_out(const at::Tensor& self, const at::Tensor& other, at:
 
 // ge.Scalar
 at::Tensor k_ge_Scalar(const at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ge_Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(at::Tensor(), self, other_t);
@@ -2313,6 +2585,7 @@ at::Tensor k_ge_Scalar(const at::Tensor& self, const at::Scalar& other) {
 
 // ge_.Scalar
 at::Tensor& k_ge__Scalar(at::Tensor& self, const at::Scalar& other) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ge__Scalar>::call(self, other);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(self, self, other_t);
@@ -2322,6 +2595,7 @@ at::Tensor& k_ge__Scalar(at::Tensor& self, const at::Scalar& other) {
 
 // ge.Scalar_out
 at::Tensor& k_ge_Scalar_out(const at::Tensor& self, const at::Scalar& other, at::Tensor& out) {
+  if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::ge_Scalar_out>::call(self, other, out);
   const at::Tensor other_t = at::native::wrapped_scalar_tensor(other);
   at::TensorIterator iter;
   iter.build_comparison_op(out, self, other_t);
@@ -2331,6 +2605,7 @@ at::Tensor& k_ge_Scalar_out(const at::Tensor& self, const at::Scalar& other, at:
 
 // threshold_backward
 at::Tensor k_threshold_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& threshold) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::threshold_backward>::call(grad_output, self, threshold);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, self);
   if (run(kernels::ops::threshold_backward, iter, {at::Scalar(threshold)})) return iter.output();
@@ -2339,6 +2614,7 @@ at::Tensor k_threshold_backward(const at::Tensor& grad_output, const at::Tensor&
 
 // threshold_backward.grad_input
 at::Tensor& k_threshold_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& threshold, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::threshold_backward_grad_input>::call(grad_output, self, threshold, grad_input);
   at::TensorIterator iter;
   iter.build_binary_op(grad_input, grad_output, self);
   if (run(kernels::ops::threshold_backward, iter, {at::Scalar(threshold)})) return grad_input;
@@ -2347,6 +2623,7 @@ at::Tensor& k_threshold_backward_grad_input(const at::Tensor& grad_output, const
 
 // gelu_backward
 at::Tensor k_gelu_backward(const at::Tensor& grad_output, const at::Tensor& self, c10::string_view approximate) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gelu_backward>::call(grad_output, self, approximate);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, self);
   if (run(kernels::ops::gelu_backward, iter, {at::Scalar(approximate == "tanh")})) return iter.output();
@@ -2355,6 +2632,7 @@ at::Tensor k_gelu_backward(const at::Tensor& grad_output, const at::Tensor& self
 
 // gelu_backward.grad_input
 at::Tensor& k_gelu_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, c10::string_view approximate, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gelu_backward_grad_input>::call(grad_output, self, approximate, grad_input);
   at::TensorIterator iter;
   iter.build_binary_op(grad_input, grad_output, self);
   if (run(kernels::ops::gelu_backward, iter, {at::Scalar(approximate == "tanh")})) return grad_input;
@@ -2363,6 +2641,7 @@ at::Tensor& k_gelu_backward_grad_input(const at::Tensor& grad_output, const at::
 
 // sigmoid_backward
 at::Tensor k_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& output) {
+  if (!takes(grad_output, output)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sigmoid_backward>::call(grad_output, output);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, output);
   if (run(kernels::ops::sigmoid_backward, iter, {})) return iter.output();
@@ -2371,6 +2650,7 @@ at::Tensor k_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& o
 
 // sigmoid_backward.grad_input
 at::Tensor& k_sigmoid_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& output, at::Tensor& grad_input) {
+  if (!takes(grad_output, output)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sigmoid_backward_grad_input>::call(grad_output, output, grad_input);
   at::TensorIterator iter;
   iter.build_binary_op(grad_input, grad_output, output);
   if (run(kernels::ops::sigmoid_backward, iter, {})) return grad_input;
@@ -2379,6 +2659,7 @@ at::Tensor& k_sigmoid_backward_grad_input(const at::Tensor& grad_output, const a
 
 // tanh_backward
 at::Tensor k_tanh_backward(const at::Tensor& grad_output, const at::Tensor& output) {
+  if (!takes(grad_output, output)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::tanh_backward>::call(grad_output, output);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, output);
   if (run(kernels::ops::tanh_backward, iter, {})) return iter.output();
@@ -2387,6 +2668,7 @@ at::Tensor k_tanh_backward(const at::Tensor& grad_output, const at::Tensor& outp
 
 // tanh_backward.grad_input
 at::Tensor& k_tanh_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& output, at::Tensor& grad_input) {
+  if (!takes(grad_output, output)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::tanh_backward_grad_input>::call(grad_output, output, grad_input);
   at::TensorIterator iter;
   iter.build_binary_op(grad_input, grad_output, output);
   if (run(kernels::ops::tanh_backward, iter, {})) return grad_input;
@@ -2395,6 +2677,7 @@ at::Tensor& k_tanh_backward_grad_input(const at::Tensor& grad_output, const at::
 
 // hardtanh_backward
 at::Tensor k_hardtanh_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardtanh_backward>::call(grad_output, self, min_val, max_val);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, self);
   if (run(kernels::ops::hardtanh_backward, iter, {at::Scalar(min_val), at::Scalar(max_val)})) return iter.output();
@@ -2403,6 +2686,7 @@ at::Tensor k_hardtanh_backward(const at::Tensor& grad_output, const at::Tensor& 
 
 // hardtanh_backward.grad_input
 at::Tensor& k_hardtanh_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& min_val, const at::Scalar& max_val, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardtanh_backward_grad_input>::call(grad_output, self, min_val, max_val, grad_input);
   at::TensorIterator iter;
   iter.build_binary_op(grad_input, grad_output, self);
   if (run(kernels::ops::hardtanh_backward, iter, {at::Scalar(min_val), at::Scalar(max_val)})) return grad_input;
@@ -2411,6 +2695,7 @@ at::Tensor& k_hardtanh_backward_grad_input(const at::Tensor& grad_output, const 
 
 // leaky_relu_backward
 at::Tensor k_leaky_relu_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& negative_slope, bool self_is_result) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::leaky_relu_backward>::call(grad_output, self, negative_slope, self_is_result);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, self);
   if (run(kernels::ops::leaky_relu_backward, iter, {at::Scalar(negative_slope)})) return iter.output();
@@ -2419,6 +2704,7 @@ at::Tensor k_leaky_relu_backward(const at::Tensor& grad_output, const at::Tensor
 
 // leaky_relu_backward.grad_input
 at::Tensor& k_leaky_relu_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& negative_slope, bool self_is_result, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::leaky_relu_backward_grad_input>::call(grad_output, self, negative_slope, self_is_result, grad_input);
   at::TensorIterator iter;
   iter.build_binary_op(grad_input, grad_output, self);
   if (run(kernels::ops::leaky_relu_backward, iter, {at::Scalar(negative_slope)})) return grad_input;
@@ -2427,6 +2713,7 @@ at::Tensor& k_leaky_relu_backward_grad_input(const at::Tensor& grad_output, cons
 
 // softplus_backward
 at::Tensor k_softplus_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& beta, const at::Scalar& threshold) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softplus_backward>::call(grad_output, self, beta, threshold);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, self);
   if (run(kernels::ops::softplus_backward, iter, {at::Scalar(beta), at::Scalar(threshold)})) return iter.output();
@@ -2435,6 +2722,7 @@ at::Tensor k_softplus_backward(const at::Tensor& grad_output, const at::Tensor& 
 
 // softplus_backward.grad_input
 at::Tensor& k_softplus_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& beta, const at::Scalar& threshold, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softplus_backward_grad_input>::call(grad_output, self, beta, threshold, grad_input);
   at::TensorIterator iter;
   iter.build_binary_op(grad_input, grad_output, self);
   if (run(kernels::ops::softplus_backward, iter, {at::Scalar(beta), at::Scalar(threshold)})) return grad_input;
@@ -2443,6 +2731,7 @@ at::Tensor& k_softplus_backward_grad_input(const at::Tensor& grad_output, const 
 
 // hardsigmoid_backward
 at::Tensor k_hardsigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardsigmoid_backward>::call(grad_output, self);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, self);
   if (run(kernels::ops::hardsigmoid_backward, iter, {})) return iter.output();
@@ -2451,6 +2740,7 @@ at::Tensor k_hardsigmoid_backward(const at::Tensor& grad_output, const at::Tenso
 
 // hardsigmoid_backward.grad_input
 at::Tensor& k_hardsigmoid_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardsigmoid_backward_grad_input>::call(grad_output, self, grad_input);
   at::TensorIterator iter;
   iter.build_binary_op(grad_input, grad_output, self);
   if (run(kernels::ops::hardsigmoid_backward, iter, {})) return grad_input;
@@ -2459,6 +2749,7 @@ at::Tensor& k_hardsigmoid_backward_grad_input(const at::Tensor& grad_output, con
 
 // hardswish_backward
 at::Tensor k_hardswish_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardswish_backward>::call(grad_output, self);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, self);
   if (run(kernels::ops::hardswish_backward, iter, {})) return iter.output();
@@ -2467,6 +2758,7 @@ at::Tensor k_hardswish_backward(const at::Tensor& grad_output, const at::Tensor&
 
 // hardswish_backward.out
 at::Tensor& k_hardswish_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::Tensor& out) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardswish_backward_out>::call(grad_output, self, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, grad_output, self);
   if (run(kernels::ops::hardswish_backward, iter, {})) return out;
@@ -2475,6 +2767,7 @@ at::Tensor& k_hardswish_backward_out(const at::Tensor& grad_output, const at::Te
 
 // native_dropout_backward
 at::Tensor k_native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask, double scale) {
+  if (!takes(grad_output, mask)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_dropout_backward>::call(grad_output, mask, scale);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), grad_output, mask);
   if (run(kernels::ops::native_dropout_backward, iter, {at::Scalar(scale)})) return iter.output();
@@ -2483,6 +2776,7 @@ at::Tensor k_native_dropout_backward(const at::Tensor& grad_output, const at::Te
 
 // lerp.Tensor
 at::Tensor k_lerp_Tensor(const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
+  if (!takes(self, end, weight)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lerp_Tensor>::call(self, end, weight);
   at::TensorIterator iter;
   iter.build_ternary_op(at::Tensor(), self, end, weight);
   if (run(kernels::ops::lerp, iter, {})) return iter.output();
@@ -2491,6 +2785,7 @@ at::Tensor k_lerp_Tensor(const at::Tensor& self, const at::Tensor& end, const at
 
 // lerp_.Tensor
 at::Tensor& k_lerp__Tensor(at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
+  if (!takes(self, end, weight)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lerp__Tensor>::call(self, end, weight);
   at::TensorIterator iter;
   iter.build_ternary_op(self, self, end, weight);
   if (run(kernels::ops::lerp, iter, {})) return self;
@@ -2499,6 +2794,7 @@ at::Tensor& k_lerp__Tensor(at::Tensor& self, const at::Tensor& end, const at::Te
 
 // lerp.Tensor_out
 at::Tensor& k_lerp_Tensor_out(const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight, at::Tensor& out) {
+  if (!takes(self, end, weight)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lerp_Tensor_out>::call(self, end, weight, out);
   at::TensorIterator iter;
   iter.build_ternary_op(out, self, end, weight);
   if (run(kernels::ops::lerp, iter, {})) return out;
@@ -2507,6 +2803,7 @@ at::Tensor& k_lerp_Tensor_out(const at::Tensor& self, const at::Tensor& end, con
 
 // lerp.Scalar
 at::Tensor k_lerp_Scalar(const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
+  if (!takes(self, end)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lerp_Scalar>::call(self, end, weight);
   at::TensorIterator iter;
   iter.build_binary_op(at::Tensor(), self, end);
   if (run(kernels::ops::lerp_scalar, iter, {at::Scalar(weight)})) return iter.output();
@@ -2515,6 +2812,7 @@ at::Tensor k_lerp_Scalar(const at::Tensor& self, const at::Tensor& end, const at
 
 // lerp_.Scalar
 at::Tensor& k_lerp__Scalar(at::Tensor& self, const at::Tensor& end, const at::Scalar& weight) {
+  if (!takes(self, end)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lerp__Scalar>::call(self, end, weight);
   at::TensorIterator iter;
   iter.build_binary_op(self, self, end);
   if (run(kernels::ops::lerp_scalar, iter, {at::Scalar(weight)})) return self;
@@ -2523,6 +2821,7 @@ at::Tensor& k_lerp__Scalar(at::Tensor& self, const at::Tensor& end, const at::Sc
 
 // lerp.Scalar_out
 at::Tensor& k_lerp_Scalar_out(const at::Tensor& self, const at::Tensor& end, const at::Scalar& weight, at::Tensor& out) {
+  if (!takes(self, end)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lerp_Scalar_out>::call(self, end, weight, out);
   at::TensorIterator iter;
   iter.build_binary_op(out, self, end);
   if (run(kernels::ops::lerp_scalar, iter, {at::Scalar(weight)})) return out;
@@ -2531,6 +2830,7 @@ at::Tensor& k_lerp_Scalar_out(const at::Tensor& self, const at::Tensor& end, con
 
 // addcmul
 at::Tensor k_addcmul(const at::Tensor& self, const at::Tensor& tensor1, const at::Tensor& tensor2, const at::Scalar& value) {
+  if (!takes(self, tensor1, tensor2)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addcmul>::call(self, tensor1, tensor2, value);
   at::TensorIterator iter;
   iter.build_ternary_op(at::Tensor(), self, tensor1, tensor2);
   if (run(kernels::ops::addcmul, iter, {at::Scalar(value)})) return iter.output();
@@ -2539,6 +2839,7 @@ at::Tensor k_addcmul(const at::Tensor& self, const at::Tensor& tensor1, const at
 
 // addcmul_
 at::Tensor& k_addcmul_(at::Tensor& self, const at::Tensor& tensor1, const at::Tensor& tensor2, const at::Scalar& value) {
+  if (!takes(self, tensor1, tensor2)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addcmul_>::call(self, tensor1, tensor2, value);
   at::TensorIterator iter;
   iter.build_ternary_op(self, self, tensor1, tensor2);
   if (run(kernels::ops::addcmul, iter, {at::Scalar(value)})) return self;
@@ -2547,6 +2848,7 @@ at::Tensor& k_addcmul_(at::Tensor& self, const at::Tensor& tensor1, const at::Te
 
 // addcmul.out
 at::Tensor& k_addcmul_out(const at::Tensor& self, const at::Tensor& tensor1, const at::Tensor& tensor2, const at::Scalar& value, at::Tensor& out) {
+  if (!takes(self, tensor1, tensor2)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addcmul_out>::call(self, tensor1, tensor2, value, out);
   at::TensorIterator iter;
   iter.build_ternary_op(out, self, tensor1, tensor2);
   if (run(kernels::ops::addcmul, iter, {at::Scalar(value)})) return out;
@@ -2555,6 +2857,7 @@ at::Tensor& k_addcmul_out(const at::Tensor& self, const at::Tensor& tensor1, con
 
 // addcdiv
 at::Tensor k_addcdiv(const at::Tensor& self, const at::Tensor& tensor1, const at::Tensor& tensor2, const at::Scalar& value) {
+  if (!takes(self, tensor1, tensor2)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addcdiv>::call(self, tensor1, tensor2, value);
   at::TensorIterator iter;
   iter.build_ternary_op(at::Tensor(), self, tensor1, tensor2);
   if (run(kernels::ops::addcdiv, iter, {at::Scalar(value)})) return iter.output();
@@ -2563,6 +2866,7 @@ at::Tensor k_addcdiv(const at::Tensor& self, const at::Tensor& tensor1, const at
 
 // addcdiv_
 at::Tensor& k_addcdiv_(at::Tensor& self, const at::Tensor& tensor1, const at::Tensor& tensor2, const at::Scalar& value) {
+  if (!takes(self, tensor1, tensor2)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addcdiv_>::call(self, tensor1, tensor2, value);
   at::TensorIterator iter;
   iter.build_ternary_op(self, self, tensor1, tensor2);
   if (run(kernels::ops::addcdiv, iter, {at::Scalar(value)})) return self;
@@ -2571,6 +2875,7 @@ at::Tensor& k_addcdiv_(at::Tensor& self, const at::Tensor& tensor1, const at::Te
 
 // addcdiv.out
 at::Tensor& k_addcdiv_out(const at::Tensor& self, const at::Tensor& tensor1, const at::Tensor& tensor2, const at::Scalar& value, at::Tensor& out) {
+  if (!takes(self, tensor1, tensor2)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addcdiv_out>::call(self, tensor1, tensor2, value, out);
   at::TensorIterator iter;
   iter.build_ternary_op(out, self, tensor1, tensor2);
   if (run(kernels::ops::addcdiv, iter, {at::Scalar(value)})) return out;
@@ -2579,6 +2884,7 @@ at::Tensor& k_addcdiv_out(const at::Tensor& self, const at::Tensor& tensor1, con
 
 // threshold
 at::Tensor k_threshold(const at::Tensor& self, const at::Scalar& threshold, const at::Scalar& value) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::threshold>::call(self, threshold, value);
   at::TensorIterator iter;
   iter.build_unary_op(at::Tensor(), self);
   if (run(kernels::ops::threshold, iter, {at::Scalar(threshold), at::Scalar(value)})) return iter.output();
@@ -2587,6 +2893,7 @@ at::Tensor k_threshold(const at::Tensor& self, const at::Scalar& threshold, cons
 
 // threshold_
 at::Tensor& k_threshold_(at::Tensor& self, const at::Scalar& threshold, const at::Scalar& value) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::threshold_>::call(self, threshold, value);
   at::TensorIterator iter;
   iter.build_unary_op(self, self);
   if (run(kernels::ops::threshold, iter, {at::Scalar(threshold), at::Scalar(value)})) return self;
@@ -2595,6 +2902,7 @@ at::Tensor& k_threshold_(at::Tensor& self, const at::Scalar& threshold, const at
 
 // threshold.out
 at::Tensor& k_threshold_out(const at::Tensor& self, const at::Scalar& threshold, const at::Scalar& value, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::threshold_out>::call(self, threshold, value, out);
   at::TensorIterator iter;
   iter.build_unary_op(out, self);
   if (run(kernels::ops::threshold, iter, {at::Scalar(threshold), at::Scalar(value)})) return out;
