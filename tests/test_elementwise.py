@@ -424,3 +424,63 @@ def test_complex_inputs_reach_the_fallback_untouched():
         close(torch.angle(z.to("dml")), torch.angle(z))
         close(z.to("dml") * 2, z * 2)
     assert torch_dml.fallback_counts()
+
+
+# ---- the vec4 path ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", ["aligned", "aligned offset", "odd offset", "tail", "broadcast", "int inputs"])
+def test_dense_32bit_operands_vec4_and_fallback_layouts(case):
+    base_a, base_b = values((4104,), torch.float32, seed=1), values((4104,), torch.float32, seed=2)
+    slices = {"aligned": (slice(0, 4096), slice(0, 4096)), "aligned offset": (slice(8, 4104), slice(4, 4100)),
+              "odd offset": (slice(1, 4097), slice(3, 4099)), "tail": (slice(0, 4099), slice(0, 4099))}
+    if case in slices:
+        sa, sb = slices[case]
+        a, b, da, db = base_a[sa], base_b[sb], base_a.to("dml")[sa], base_b.to("dml")[sb]
+    elif case == "broadcast":
+        a, b = base_a[:4096].view(64, 64), base_b[:64]
+        da, db = a.to("dml"), b.to("dml")
+    else:
+        a, b = values((4096,), torch.int32, seed=3), values((4096,), torch.int32, seed=4)
+        da, db = a.to("dml"), b.to("dml")
+    close(torch.atan2(da, db), torch.atan2(a, b))
+    close(da * db - 1, a * b - 1)
+
+
+def test_vec4_path_mixed_dtypes_and_in_place_aliasing():
+    a = values((1024,), torch.int32, seed=5)
+    b = values((1024,), torch.float32, seed=6)
+    da, db = a.to("dml"), b.to("dml")
+    close(da + db, a + b)        # int32 and float32 operands, float32 result
+    close(da * 3, a * 3)          # CPU scalar as a uniform
+    db.mul_(db)                  # output aliases both inputs
+    b.mul_(b)
+    close(db, b)
+    out = torch.empty(1024, device="dml")
+    torch.add(db, db, alpha=0.5, out=out)
+    close(out, torch.add(b, b, alpha=0.5))
+
+
+def test_which_layouts_take_the_vec4_kernel():
+    # In a fresh process, so the kernels compiled are exactly those these ops need.
+    from helpers import run_python
+    result = run_python("""
+import torch, torch_dml
+def kernels(fn):
+    before = set(torch_dml._C._compiled_kernels(0))
+    fn()
+    torch_dml.synchronize()
+    return sorted(n for n in set(torch_dml._C._compiled_kernels(0)) - before if n.startswith("ew/"))
+x = torch.rand(4104, device="dml")
+i = torch.arange(4096, device="dml", dtype=torch.int32)
+print(kernels(lambda: x[4:4100] + x[8:]))
+print(kernels(lambda: x[1:4097] - x[:4096]))
+print(kernels(lambda: x[:4097] * x[:4097]))
+print(kernels(lambda: x[:4096] * i))
+""")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()[-4:]
+    assert lines == [
+        "['ew/add/f32>f32,f32,f32/r1/plain/v4']",    # aligned, nonzero offsets
+        "['ew/sub/f32>f32,f32,f32/r1/plain']",       # misaligned offset
+        "['ew/mul/f32>f32,f32,f32/r1/plain']",       # 4097 elements: no whole vec4s
+        "['ew/mul/f32>f32,f32,i32/r1/plain/v4']",    # int32 operand converted per lane
+    ], lines

@@ -60,3 +60,25 @@ def test_accelerator_synchronize_waits_for_batched_work():
     assert torch.equal(x.cpu(), torch.full((256,), 99.0))
     dispatches, submits = torch_dml._C._stream_counters(0)
     assert dispatches >= 100 and submits >= 100 // 32
+
+
+def test_bind_groups_are_reused_across_repeated_ops():
+    a = torch.zeros(64, device="dml")
+    b = torch.ones(64, device="dml")
+    a.add_(b)
+    before = torch_dml._C._bind_groups_created(0)
+    for _ in range(50):
+        a.add_(b)
+    assert torch_dml._C._bind_groups_created(0) == before  # same buffers, same bind group
+    assert torch.equal(a.cpu(), torch.full((64,), 51.0))  # each dispatch still saw its own parameters
+
+
+def test_empty_cache_forgets_bind_groups_of_freed_buffers():
+    # A freed buffer's handle may be reused by a new buffer: a stale cached bind group would then
+    # point at the old memory and the new tensor would read the wrong values.
+    for step in range(3):
+        x = torch.full((1000,), float(step), device="dml")
+        y = x + 1
+        assert torch.equal(y.cpu(), torch.full((1000,), step + 1.0))
+        del x, y
+        torch_dml.empty_cache()

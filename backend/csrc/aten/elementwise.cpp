@@ -54,10 +54,8 @@ bool run(const kernels::ElementwiseOp& op, const at::TensorIteratorBase& iter,
   for (const c10::Scalar& p : params) problem.params[problem.param_count++] = p;
 
   runtime::DeviceContext& context = context_of(out);
-  if (!kernels::elementwise_unsupported_reason(context, problem).empty()) return false;
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::elementwise(context, problem);
-  return true;
+  return kernels::try_elementwise(context, problem);
 }
 
 bool kernel_dtype(const at::Tensor& t) {

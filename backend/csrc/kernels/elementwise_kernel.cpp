@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <unordered_map>
 
 #include "kernels/binding_window.h"
 #include "kernels/dtypes.h"
@@ -109,10 +110,12 @@ std::string decode_scalar(int slot, Value value) {
   return "?";
 }
 
-bool dense_out(const ElementwiseProblem& pr) {
+// Whether an operand's elements lie in iteration order with no gaps (TensorIterator coalesces such
+// operands to rank 1).
+bool dense(const ElementwiseProblem& pr, int operand) {
   uint64_t expected = 1;
   for (int d = 0; d < pr.rank; ++d) {
-    if (pr.shape[d] != 1 && pr.strides[0][d] != expected) return false;
+    if (pr.shape[d] != 1 && pr.strides[operand][d] != expected) return false;
     expected *= pr.shape[d];
   }
   return true;
@@ -120,13 +123,28 @@ bool dense_out(const ElementwiseProblem& pr) {
 
 Store store_mode(const ElementwiseProblem& pr) {
   if (!is_packed(c10::elementSize(pr.out.dtype))) return Store::Plain;
-  return dense_out(pr) ? Store::Word : Store::Scatter;
+  return dense(pr, 0) ? Store::Word : Store::Scatter;
 }
 
 struct KernelSpec {
   const ElementwiseProblem& pr;
   Value compute;
   Store store;
+  bool vec4 = false;
+
+  // The spec packed into 64 bits, for the per-op pipeline lookup that runs on every dispatch.
+  uint64_t code() const {
+    uint64_t c = static_cast<uint64_t>(compute);
+    c = c << 7 | static_cast<uint64_t>(pr.out.dtype);
+    for (int k = 0; k < kMaxElementwiseInputs; ++k) {
+      const bool used = k < pr.input_count;
+      const uint64_t input = !used ? 0x7F : pr.inputs[k].is_scalar ? 0x7E : static_cast<uint64_t>(pr.inputs[k].tensor.dtype);
+      c = c << 7 | input;
+    }
+    c = c << 4 | static_cast<uint64_t>(pr.rank);
+    c = c << 2 | static_cast<uint64_t>(store);
+    return c << 1 | (vec4 ? 1 : 0);
+  }
 
   std::string name() const {
     std::string text = "ew/";
@@ -141,6 +159,7 @@ struct KernelSpec {
     }
     text += "/r" + std::to_string(pr.rank);
     text += store == Store::Plain ? "/plain" : store == Store::Scatter ? "/scatter" : "/word";
+    if (vec4) text += "/v4";
     return text;
   }
 
@@ -156,26 +175,34 @@ struct KernelSpec {
     wgsl << "  scalars: array<vec4<u32>, " << kScalarSlots / 2 << ">,\n}\n";
     // Every storage binding is read_write: in-place ops bind one buffer as output and input, and a
     // read-only plus read-write binding of one buffer in one dispatch is a validation error.
-    const char* out_type = store == Store::Scatter ? "atomic<u32>" : typed_array_type(pr.out.dtype);
+    const char* out_type = vec4 ? "vec4<u32>" : store == Store::Scatter ? "atomic<u32>" : typed_array_type(pr.out.dtype);
     wgsl << "@group(0) @binding(0) var<storage, read_write> dst: array<" << out_type << ">;\n";
     uint32_t binding = 1;
     for (int k = 0; k < pr.input_count; ++k) {
       if (pr.inputs[k].is_scalar) continue;
       wgsl << "@group(0) @binding(" << binding++ << ") var<storage, read_write> in" << k << ": array<"
-           << typed_array_type(pr.inputs[k].tensor.dtype) << ">;\n";
+           << (vec4 ? "vec4<u32>" : typed_array_type(pr.inputs[k].tensor.dtype)) << ">;\n";
     }
     wgsl << "@group(0) @binding(" << binding << ") var<uniform> p: Params;\n";
     wgsl << store_helpers(pr.out.dtype);
     wgsl << math_helpers(expr, compute);
     static const char* offset_lanes[] = {"p.offsets.x", "p.offsets.y", "p.offsets.z"};
-    for (int k = 0; k < pr.input_count; ++k) {
-      if (!pr.inputs[k].is_scalar)
-        wgsl << index_function("index" + std::to_string(k), "shape", "stride" + std::to_string(k + 1),
-                               offset_lanes[k], pr.rank);
+    if (!vec4) {
+      for (int k = 0; k < pr.input_count; ++k) {
+        if (!pr.inputs[k].is_scalar)
+          wgsl << index_function("index" + std::to_string(k), "shape", "stride" + std::to_string(k + 1),
+                                 offset_lanes[k], pr.rank);
+      }
+      if (store != Store::Word) wgsl << index_function("dst_index", "shape", "stride0", "p.head.y", pr.rank);
     }
-    if (store != Store::Word) wgsl << index_function("dst_index", "shape", "stride0", "p.head.y", pr.rank);
 
-    wgsl << "fn value(e: u32) -> " << store_value_type(pr.out.dtype) << " {\n";
+    // value(): the stored form of one result, from the element position (or, on the vec4 path, from
+    // the 32-bit words of the tensor inputs).
+    wgsl << "fn value(";
+    wgsl << "e: u32";
+    for (int k = 0; vec4 && k < pr.input_count; ++k)
+      if (!pr.inputs[k].is_scalar) wgsl << ", x" << k << ": u32";
+    wgsl << ") -> " << store_value_type(pr.out.dtype) << " {\n";
     for (int k = 0; k < pr.input_count; ++k) {
       const Value want = input_value(op, k, compute);
       std::string v;
@@ -183,8 +210,10 @@ struct KernelSpec {
         v = decode_scalar(k, want);
       } else {
         const c10::ScalarType type = pr.inputs[k].tensor.dtype;
-        v = convert_value(typed_load(type, "in" + std::to_string(k), "index" + std::to_string(k) + "(e)"),
-                          value_of(type), want);
+        const std::string raw = vec4 ? std::string(type == c10::kFloat ? "bitcast<f32>(x" : "bitcast<i32>(x") +
+                                           std::to_string(k) + ")"
+                                     : typed_load(type, "in" + std::to_string(k), "index" + std::to_string(k) + "(e)");
+        v = convert_value(raw, value_of(type), want);
       }
       wgsl << "  let " << kInputNames[k] << " = " << v << ";\n";
     }
@@ -195,8 +224,21 @@ struct KernelSpec {
 
     wgsl << "@compute @workgroup_size(" << kWorkgroup << ")\n"
          << "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {\n"
-         << "  let t = gid.x + gid.y * groups.x * " << kWorkgroup << "u;\n"
-         << store_body(store, c10::elementSize(pr.out.dtype)) << "}\n";
+         << "  let t = gid.x + gid.y * groups.x * " << kWorkgroup << "u;\n";
+    if (!vec4) {
+      wgsl << store_body(store, c10::elementSize(pr.out.dtype)) << "}\n";
+      return wgsl.str();
+    }
+    // p.head.x counts vec4s here; element offsets are multiples of 4.
+    wgsl << "  if (t >= p.head.x) { return; }\n";
+    std::string args[4] = {"4u * t", "4u * t + 1u", "4u * t + 2u", "4u * t + 3u"};
+    for (int k = 0; k < pr.input_count; ++k) {
+      if (pr.inputs[k].is_scalar) continue;
+      wgsl << "  let v" << k << " = in" << k << "[(" << offset_lanes[k] << " >> 2u) + t];\n";
+      for (int lane = 0; lane < 4; ++lane) args[lane] += std::string(", v") + std::to_string(k) + "." + "xyzw"[lane];
+    }
+    wgsl << "  dst[(p.head.y >> 2u) + t] = vec4<u32>(value(" << args[0] << "), value(" << args[1] << "), value("
+         << args[2] << "), value(" << args[3] << "));\n}\n";
     return wgsl.str();
   }
 };
@@ -208,8 +250,45 @@ Window window_of(runtime::DeviceContext& context, const DeviceTensorRef& t, cons
   return binding_window(context, t.buffer_size, c10::elementSize(t.dtype), t.element_offset, last);
 }
 
+// Compiled elementwise kernels by (op row, packed spec), in front of the name-keyed pipeline cache so
+// the common case builds no kernel name. Pipelines live as long as the process.
+WGPUComputePipeline find_pipeline(runtime::DeviceContext& context, const KernelSpec& spec, uint32_t storage_count) {
+  struct Key {
+    const ElementwiseOp* op;
+    uint64_t code;
+    int device;
+    bool operator==(const Key& o) const { return op == o.op && code == o.code && device == o.device; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<uint64_t>()(k.code ^ (reinterpret_cast<uintptr_t>(k.op) * 0x9E3779B97F4A7C15ull) ^
+                                   static_cast<uint64_t>(k.device));
+    }
+  };
+  static auto* known = new std::unordered_map<Key, WGPUComputePipeline, KeyHash>(); // caller holds the device lock
+  const Key key{spec.pr.op, spec.code(), context.index()};
+  auto found = known->find(key);
+  if (found != known->end()) return found->second;
+  WGPUComputePipeline compiled = pipeline(context, spec.name(), storage_count, [&] { return spec.source_code(); });
+  known->emplace(key, compiled);
+  return compiled;
+}
+
+// Every operand dense, 32-bit and (checked by the caller) aligned to four elements: each thread then
+// moves one vec4 per operand and computes no index, the path memory-bound ops need to reach a GPU's
+// bandwidth.
+bool vec4_path(const ElementwiseProblem& pr, Store store) {
+  if (store != Store::Plain || pr.numel % 4 != 0 || c10::elementSize(pr.out.dtype) != 4 || !dense(pr, 0)) return false;
+  for (int k = 0; k < pr.input_count; ++k) {
+    if (pr.inputs[k].is_scalar) continue;
+    const c10::ScalarType type = pr.inputs[k].tensor.dtype;
+    if ((type != c10::kFloat && type != c10::kInt) || !dense(pr, k + 1)) return false;
+  }
+  return true;
+}
+
 void launch(runtime::DeviceContext& context, const ElementwiseProblem& pr) {
-  const KernelSpec spec{pr, compute_value(*pr.op, pr.compute), store_mode(pr)};
+  KernelSpec spec{pr, compute_value(*pr.op, pr.compute), store_mode(pr)};
   Params params = {};
   runtime::StorageBinding bindings[1 + kMaxElementwiseInputs];
   uint32_t storage_count = 0;
@@ -242,8 +321,17 @@ void launch(runtime::DeviceContext& context, const ElementwiseProblem& pr) {
     params.head[3] = static_cast<uint32_t>(end - first);
     threads = end - first;
   }
+  if (vec4_path(pr, spec.store)) {
+    bool aligned = out_window.element_offset % 4 == 0;
+    for (int k = 0; k < pr.input_count; ++k) aligned = aligned && params.offsets[k] % 4 == 0;
+    if (aligned) {
+      spec.vec4 = true;
+      params.head[0] = static_cast<uint32_t>(pr.numel / 4);
+      threads = pr.numel / 4;
+    }
+  }
   const Grid grid = grid_for(context, (threads + kWorkgroup - 1) / kWorkgroup);
-  WGPUComputePipeline compiled = pipeline(context, spec.name(), storage_count, [&] { return spec.source_code(); });
+  WGPUComputePipeline compiled = find_pipeline(context, spec, storage_count);
   context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), grid.x, grid.y);
 }
 
@@ -273,6 +361,8 @@ void launch_split(runtime::DeviceContext& context, const ElementwiseProblem& pr)
   launch_split(context, first);
   launch_split(context, second);
 }
+
+void launch_checked(runtime::DeviceContext& context, const ElementwiseProblem& problem);
 
 std::string needs_feature(runtime::DeviceContext& context, c10::ScalarType type) {
   const auto info = dtype_info(type);
@@ -307,6 +397,18 @@ void elementwise(runtime::DeviceContext& context, const ElementwiseProblem& prob
   const std::string reason = elementwise_unsupported_reason(context, problem);
   TORCH_CHECK(reason.empty(), "torch_dml: ", problem.op->name, " on ", problem.compute, " cannot run on ",
               context.describe(), ": ", reason);
+  launch_checked(context, problem);
+}
+
+bool try_elementwise(runtime::DeviceContext& context, const ElementwiseProblem& problem) {
+  if (!elementwise_unsupported_reason(context, problem).empty()) return false;
+  launch_checked(context, problem);
+  return true;
+}
+
+namespace {
+
+void launch_checked(runtime::DeviceContext& context, const ElementwiseProblem& problem) {
   if (problem.numel == 0) return;
   if (problem.rank == 0) {
     ElementwiseProblem scalar = problem;
@@ -317,5 +419,7 @@ void elementwise(runtime::DeviceContext& context, const ElementwiseProblem& prob
   }
   launch_split(context, problem);
 }
+
+} // namespace
 
 } // namespace torch_dml::kernels

@@ -61,6 +61,12 @@ struct ElementwiseProblem {
 // computation type, a dtype WGSL cannot compute on, a missing shader feature.
 std::string elementwise_unsupported_reason(runtime::DeviceContext& context, const ElementwiseProblem& problem);
 
+// Runs the problem; throws (naming op, dtype and adapter) when the kernel cannot. The caller holds
+// the device lock.
 void elementwise(runtime::DeviceContext& context, const ElementwiseProblem& problem);
+
+// Runs the problem and returns true, or returns false without recording anything when the kernel
+// cannot run it (the caller then takes the CPU fallback). The caller holds the device lock.
+bool try_elementwise(runtime::DeviceContext& context, const ElementwiseProblem& problem);
 
 } // namespace torch_dml::kernels

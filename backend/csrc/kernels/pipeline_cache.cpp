@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,14 @@ WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string&
   WGPUComputePipeline result = created.get();
   cache.emplace(name, std::move(created));
   return result;
+}
+
+std::vector<std::string> compiled_kernel_names(runtime::DeviceContext& context) {
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  std::vector<std::string> names;
+  for (const auto& [name, compiled] : cache_for(context.index())) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 } // namespace torch_dml::kernels

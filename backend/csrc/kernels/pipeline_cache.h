@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/device.h"
 
@@ -15,5 +16,8 @@ namespace torch_dml::kernels {
 // diagnostics and the kernel name.
 WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string& name, uint32_t storage_count,
                              const std::function<std::string()>& make_source);
+
+// Names of the kernels compiled so far on a device, sorted (tests check which variant ran).
+std::vector<std::string> compiled_kernel_names(runtime::DeviceContext& context);
 
 } // namespace torch_dml::kernels

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "aten/fallback.h"
+#include "kernels/pipeline_cache.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/generator.h"
@@ -152,6 +153,8 @@ PYBIND11_MODULE(_C, m) {
     runtime::CommandStream& stream = stream_of(i);
     return py::make_tuple(stream.dispatch_count(), stream.submit_count());
   });
+  m.def("_bind_groups_created", [](int i) { return stream_of(i).bind_group_count(); });
+  m.def("_compiled_kernels", [](int i) { return kernels::compiled_kernel_names(runtime::device_context(i)); });
   m.def("_memory_stats", &memory_stats);
   m.def("_reset_peak_memory_stats", [](int i) {
     runtime::device_allocator().resetPeakStats(static_cast<c10::DeviceIndex>(i));

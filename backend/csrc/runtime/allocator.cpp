@@ -90,8 +90,9 @@ int current_device() {
   return c10::impl::getDeviceGuardImpl(c10::DeviceType::PrivateUse1)->getDevice().index();
 }
 
-// Frees every cached block of a device; pool_mutex must be held.
-void free_cached(Pool& p) {
+// Frees every cached block of a device; pool_mutex and the device's mutex must be held.
+void free_cached(Pool& p, DeviceContext& context) {
+  context.stream().forget_bind_groups();
   for (auto& [size, block] : p.cached) {
     const bool small = block->size <= kSmallLimit;
     for_pool_stats(p.stats.reserved_bytes, small, [&](auto& stat) { stat.decrease(block->size); });
@@ -141,7 +142,7 @@ c10::DataPtr DeviceAllocator::allocate_on(int device, size_t nbytes) {
         if (attempt == 0) {
           // Give cached memory back and retry once, as the CUDA caching allocator does.
           context.stream().synchronize();
-          free_cached(p);
+          free_cached(p, context);
           ++p.stats.num_alloc_retries;
           continue;
         }
@@ -199,7 +200,7 @@ void DeviceAllocator::emptyCache(c10::MempoolId_t) {
     DeviceContext& context = device_context(device);
     std::lock_guard<std::recursive_mutex> device_lock(context.mutex());
     std::lock_guard<std::recursive_mutex> lock(pool_mutex());
-    free_cached(pool(device));
+    free_cached(pool(device), context);
   }
 }
 

@@ -41,6 +41,10 @@ class DeviceContext {
   // error is consumed, so the next operation starts clean.
   void check(const std::string& what);
   void check_alive(const std::string& what) const;
+  // The per-dispatch form: no string is built unless there is something to report.
+  void check(const char* what) {
+    if (lost_ || !pending_error_.empty()) check(std::string(what));
+  }
 
   // Callback plumbing (called from wgpu-native, inside the failing call).
   void on_uncaptured_error(WGPUErrorType type, const std::string& message);

@@ -16,6 +16,9 @@ using webgpu::wgpu;
 
 constexpr uint64_t kStagingChunk = 32ull << 20;
 constexpr uint64_t kParamsCapacity = 256ull << 10;
+// Beyond this many cached bind groups the cache starts over: a workload that keeps making new
+// tensors would otherwise grow it without bound (and keep the buffers it names alive).
+constexpr size_t kMaxBindGroups = 4096;
 
 uint64_t round_up(uint64_t value, uint64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -44,6 +47,28 @@ void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void* userdata
 
 } // namespace
 
+bool BindGroupKey::operator==(const BindGroupKey& other) const {
+  if (storage_count != other.storage_count || params_size != other.params_size) return false;
+  for (uint32_t i = 0; i < storage_count; ++i) {
+    const StorageBinding &a = bindings[i], &b = other.bindings[i];
+    if (a.buffer != b.buffer || a.offset != b.offset || a.size != b.size) return false;
+  }
+  return true;
+}
+
+size_t BindGroupKeyHash::operator()(const BindGroupKey& key) const {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(key.storage_count) << 32 | key.params_size);
+  auto mix = [&h](uint64_t v) {
+    h ^= v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+  };
+  for (uint32_t i = 0; i < key.storage_count; ++i) {
+    mix(reinterpret_cast<uintptr_t>(key.bindings[i].buffer));
+    mix(key.bindings[i].offset);
+    mix(key.bindings[i].size);
+  }
+  return static_cast<size_t>(h);
+}
+
 CommandStream::CommandStream(DeviceContext& context)
     : context_(context),
       flush_every_(flush_every_from_env()),
@@ -69,6 +94,7 @@ WGPUPipelineLayout CommandStream::pipeline_layout(uint32_t storage_count) {
     entry.binding = i;
     entry.visibility = WGPUShaderStage_Compute;
     entry.buffer.type = i < storage_count ? WGPUBufferBindingType_Storage : WGPUBufferBindingType_Uniform;
+    entry.buffer.hasDynamicOffset = i == storage_count;
     entries[i] = entry;
   }
   WGPUBindGroupLayoutDescriptor group_descriptor = WGPU_BIND_GROUP_LAYOUT_DESCRIPTOR_INIT;
@@ -99,52 +125,78 @@ void CommandStream::ensure_pass() {
   if (pass_) return;
   WGPUComputePassDescriptor descriptor = WGPU_COMPUTE_PASS_DESCRIPTOR_INIT;
   pass_ = webgpu::ComputePass(wgpu().CommandEncoderBeginComputePass(encoder_.get(), &descriptor));
+  pass_pipeline_ = nullptr;
 }
 
 void CommandStream::end_pass() {
   if (!pass_) return;
   wgpu().ComputePassEncoderEnd(pass_.get());
   pass_.reset();
+  pass_pipeline_ = nullptr;
+}
+
+WGPUBindGroup CommandStream::bind_group(const BindGroupKey& key) {
+  auto found = bind_groups_.find(key);
+  if (found != bind_groups_.end()) return found->second.get();
+  if (bind_groups_.size() >= kMaxBindGroups) bind_groups_.clear();
+
+  WGPUBindGroupEntry entries[kMaxStorageBindings + 1];
+  for (uint32_t i = 0; i < key.storage_count; ++i) {
+    WGPUBindGroupEntry entry = WGPU_BIND_GROUP_ENTRY_INIT;
+    entry.binding = i;
+    entry.buffer = key.bindings[i].buffer;
+    entry.offset = key.bindings[i].offset;
+    entry.size = key.bindings[i].size;
+    entries[i] = entry;
+  }
+  WGPUBindGroupEntry uniform = WGPU_BIND_GROUP_ENTRY_INIT;
+  uniform.binding = key.storage_count;
+  uniform.buffer = params_ring_.get();
+  uniform.offset = 0;
+  uniform.size = key.params_size;
+  entries[key.storage_count] = uniform;
+
+  pipeline_layout(key.storage_count); // makes sure the layout exists
+  WGPUBindGroupDescriptor descriptor = WGPU_BIND_GROUP_DESCRIPTOR_INIT;
+  descriptor.layout = layouts_.at(key.storage_count).group.get();
+  descriptor.entryCount = key.storage_count + 1;
+  descriptor.entries = entries;
+  webgpu::BindGroup group(wgpu().DeviceCreateBindGroup(context_.device(), &descriptor));
+  context_.check("binding kernel arguments");
+  ++bind_groups_created_;
+  WGPUBindGroup result = group.get();
+  bind_groups_.emplace(key, std::move(group));
+  return result;
 }
 
 void CommandStream::dispatch(WGPUComputePipeline pipeline, uint32_t storage_count, const StorageBinding* bindings,
                              const void* params, size_t params_size, uint32_t groups_x, uint32_t groups_y,
                              uint32_t groups_z) {
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
-  const uint64_t slot = round_up(std::max<size_t>(params_size, 16), params_alignment_);
+  TORCH_INTERNAL_ASSERT(storage_count <= kMaxStorageBindings);
+  const uint32_t binding_size = static_cast<uint32_t>(round_up(std::max<size_t>(params_size, 16), 16));
+  const uint64_t slot = round_up(binding_size, params_alignment_);
   if (params_.size() + slot > params_capacity_) flush();
   const uint64_t params_offset = params_.size();
   params_.resize(params_offset + slot, 0);
   if (params_size) std::memcpy(params_.data() + params_offset, params, params_size);
 
-  std::vector<WGPUBindGroupEntry> entries(storage_count + 1);
+  BindGroupKey key;
+  key.storage_count = storage_count;
+  key.params_size = binding_size;
   for (uint32_t i = 0; i < storage_count; ++i) {
-    WGPUBindGroupEntry entry = WGPU_BIND_GROUP_ENTRY_INIT;
-    entry.binding = i;
-    entry.buffer = bindings[i].buffer;
-    entry.offset = bindings[i].offset;
-    entry.size = bindings[i].size;
-    entries[i] = entry;
+    key.bindings[i] = bindings[i];
     note_use(bindings[i].buffer);
   }
-  WGPUBindGroupEntry uniform = WGPU_BIND_GROUP_ENTRY_INIT;
-  uniform.binding = storage_count;
-  uniform.buffer = params_ring_.get();
-  uniform.offset = params_offset;
-  uniform.size = round_up(std::max<size_t>(params_size, 16), 16);
-  entries[storage_count] = uniform;
-
-  pipeline_layout(storage_count); // makes sure the layout exists
-  WGPUBindGroupDescriptor descriptor = WGPU_BIND_GROUP_DESCRIPTOR_INIT;
-  descriptor.layout = layouts_.at(storage_count).group.get();
-  descriptor.entryCount = entries.size();
-  descriptor.entries = entries.data();
-  webgpu::BindGroup group(wgpu().DeviceCreateBindGroup(context_.device(), &descriptor));
-  context_.check("binding kernel arguments");
+  WGPUBindGroup group = bind_group(key);
 
   ensure_pass();
-  wgpu().ComputePassEncoderSetPipeline(pass_.get(), pipeline);
-  wgpu().ComputePassEncoderSetBindGroup(pass_.get(), 0, group.get(), 0, nullptr);
+  if (pass_pipeline_ != pipeline) {
+    wgpu().ComputePassEncoderSetPipeline(pass_.get(), pipeline);
+    pass_pipeline_ = pipeline;
+  }
+  const uint32_t dynamic_offset = static_cast<uint32_t>(params_offset);
+  wgpu().ComputePassEncoderSetBindGroup(pass_.get(), 0, group, 1, &dynamic_offset);
   wgpu().ComputePassEncoderDispatchWorkgroups(pass_.get(), groups_x, groups_y, groups_z);
   ++dispatch_count_;
   if (++pending_dispatches_ >= flush_every_) flush();

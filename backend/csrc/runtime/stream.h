@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -22,6 +23,22 @@ struct StorageBinding {
   uint64_t size = 0;   // bytes, a multiple of 4
 };
 
+constexpr uint32_t kMaxStorageBindings = 8;
+
+// What a bind group is made of; the parameters block is bound at a dynamic offset, so a training
+// loop that reuses its buffers reuses its bind groups (creating one costs more than the dispatch).
+struct BindGroupKey {
+  uint32_t storage_count = 0;
+  uint32_t params_size = 0;
+  StorageBinding bindings[kMaxStorageBindings] = {};
+
+  bool operator==(const BindGroupKey& other) const;
+};
+
+struct BindGroupKeyHash {
+  size_t operator()(const BindGroupKey& key) const;
+};
+
 class CommandStream {
  public:
   explicit CommandStream(DeviceContext& context);
@@ -29,7 +46,7 @@ class CommandStream {
 
   // The layout every kernel uses: `storage_count` read_write storage buffers at bindings
   // 0..storage_count-1 (read_write everywhere, so in-place ops may bind one buffer twice), then one
-  // uniform block of parameters at binding `storage_count`.
+  // uniform block of parameters at binding `storage_count` (bound at a dynamic offset).
   WGPUPipelineLayout pipeline_layout(uint32_t storage_count);
 
   void dispatch(WGPUComputePipeline pipeline, uint32_t storage_count, const StorageBinding* bindings,
@@ -50,8 +67,13 @@ class CommandStream {
   // Non-blocking: whether everything submitted so far has finished.
   bool query();
 
+  // Drops every cached bind group: called before buffers are destroyed, since a cached group keeps
+  // its buffers alive and a new buffer may reuse a destroyed one's handle address.
+  void forget_bind_groups() { bind_groups_.clear(); }
+
   uint64_t dispatch_count() const { return dispatch_count_; }
   uint64_t submit_count() const { return submit_count_; }
+  uint64_t bind_group_count() const { return bind_groups_created_; }
 
  private:
   void ensure_encoder();
@@ -59,6 +81,7 @@ class CommandStream {
   void end_pass();
   void note_use(WGPUBuffer buffer) { pending_buffers_.insert(buffer); }
   WGPUBuffer staging(uint64_t size);
+  WGPUBindGroup bind_group(const BindGroupKey& key);
 
   DeviceContext& context_;
   webgpu::CommandEncoder encoder_;
@@ -78,6 +101,10 @@ class CommandStream {
     webgpu::PipelineLayout pipeline;
   };
   std::map<uint32_t, Layout> layouts_;
+  std::unordered_map<BindGroupKey, webgpu::BindGroup, BindGroupKeyHash> bind_groups_;
+  uint64_t bind_groups_created_ = 0;
+  // What the open pass last set, so repeated kernels skip redundant state changes.
+  WGPUComputePipeline pass_pipeline_ = nullptr;
 
   webgpu::Buffer staging_;
   uint64_t staging_size_ = 0;
