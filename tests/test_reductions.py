@@ -170,3 +170,78 @@ def test_out_variants_resize_and_convert():
     idx = torch.empty(7, dtype=torch.int64, device="dml")
     torch.argmax(x.to("dml"), 1, out=idx)
     assert torch.equal(idx.cpu(), x.argmax(1))
+
+
+# ---- long rows: split into slices, partial results combined by a second pass -----------------------
+LONG_CASES = [((70000,), None), ((3, 40000), 1), ((40000, 3), 0), ((2, 200, 150), (1, 2))]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,dim", LONG_CASES, ids=str)
+def test_long_rows_split_into_slices(dtype, shape, dim):
+    x = sample(shape, dtype, seed=7)
+    if not dtype.is_floating_point and dtype != torch.bool:
+        x = x % 5
+    d = x.to("dml")
+    n = x.numel()
+    dims = dim if dim is not None else tuple(range(x.dim()))
+    close(d.sum(dim), x.sum(dim), dtype, n)
+    close(d.amax(dims), x.amax(dims), dtype)
+    close(d.amin(dims), x.amin(dims), dtype)
+    close(d.count_nonzero(dim), x.count_nonzero(dim), dtype)
+    close(d.any(dims) if dim is not None else d.any(), x.any(dims) if dim is not None else x.any(), dtype)
+    close(d.all(dims) if dim is not None else d.all(), x.all(dims) if dim is not None else x.all(), dtype)
+    if dtype.is_floating_point:
+        close(d.mean(dim), x.mean(dim), dtype)
+        close(d.nansum(dim), x.nansum(dim), dtype, n)
+        # float64 norms of general order run on the CPU fallback (pow is float32 in WGSL)
+        for order in (1, 2, float("inf")) + ((3,) if dtype != torch.float64 else ()):
+            wide = x.double() if dtype == torch.float64 else x.float()
+            expected = torch.linalg.vector_norm(wide, order, dims).to(dtype)
+            close(torch.linalg.vector_norm(d, order, dims), expected, dtype, n)
+        near_one = 1 + x.float() / 100  # a product of 70000 such values stays finite
+        close(near_one.to("dml").prod(dim) if dim is not None and isinstance(dim, int) else near_one.to("dml").prod(),
+              near_one.prod(dim) if dim is not None and isinstance(dim, int) else near_one.prod(), torch.float32)
+
+
+def test_long_rows_strided_input_and_nan():
+    x = sample((300, 400), torch.float32, seed=8)
+    t, dt = x.t(), x.to("dml").t()  # reduced dim has stride 400
+    close(dt.sum(1), t.sum(1), torch.float32, 300)
+    close(dt.sum(), t.sum(), torch.float32, x.numel())
+    x[123, 45] = float("nan")
+    d = x.to("dml")
+    assert d.amax().isnan().item() and d.amin().isnan().item() and d.sum().isnan().item()
+    close(d.nansum(), x.nansum(), torch.float32, x.numel())
+    x[123, 45] = float("inf")
+    assert d.to("cpu").isnan().any() and x.to("dml").amax().item() == float("inf")
+
+
+def test_long_rows_take_the_split_kernels():
+    import torch_dml
+    d = torch.ones(50000, device="dml")
+    assert d.sum().item() == 50000
+    names = torch_dml._C._compiled_kernels(0)
+    tail = "/sg" if torch_dml._C._has_feature(0, "subgroup") else ""
+    assert f"reduce/sum/f32>f32/o1r1/wg/partial{tail}" in names, names
+    assert "reduce/sum/f32>f32/o1r1/thread/combine" in names, names  # 13 partial results
+
+
+def test_workgroup_memory_path_without_subgroups():
+    # The path for adapters without subgroup operations, in a process where the feature is off.
+    from helpers import run_python
+    result = run_python("""
+import torch, torch_dml
+torch_dml._C._set_strict(True)
+assert not torch_dml._C._has_feature(0, "subgroup")
+x = torch.randn(3, 50000)
+x[1, 7] = float("nan")
+d = x.to("dml")
+for got, want in ((d.sum(1), x.sum(1)), (d.amax(1), x.amax(1)), (d.amin(1), x.amin(1)), (d.mean(1), x.mean(1)),
+                  (d[0].sum(), x[0].sum()), (d[:, :200].sum(1), x[:, :200].sum(1)), (d.any(1), x.any(1))):
+    torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=1e-4, atol=1e-3)
+names = torch_dml._C._compiled_kernels(0)
+assert "reduce/sum/f32>f32/o1r1/wg/partial" in names and not any(n.endswith("/sg") for n in names), names
+print("ok")
+""", TORCH_DML_DISABLE_FEATURES="subgroup")
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr
