@@ -245,3 +245,32 @@ assert "reduce/sum/f32>f32/o1r1/wg/partial" in names and not any(n.endswith("/sg
 print("ok")
 """, TORCH_DML_DISABLE_FEATURES="subgroup")
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr
+
+
+# ---- inputs larger than one storage binding (128 MiB on lavapipe) ---------------------------------
+@pytest.fixture(scope="module")
+def big():
+    n = 40_000_000  # 160 MB of float32
+    x = torch.rand(n, generator=torch.Generator().manual_seed(9)) - 0.5
+    return x, x.to("dml")
+
+
+def test_inputs_beyond_one_binding_reduce_natively(big):
+    x, d = big
+    wide = x.double()
+    close(d.sum(), wide.sum().float(), torch.float32, x.numel())
+    close(d.view(4, -1).sum(1), wide.view(4, -1).sum(1).float(), torch.float32, x.numel())       # row slices
+    close(d.view(-1, 1000).amax(-1), x.view(-1, 1000).amax(-1), torch.float32)                    # a workgroup per row
+    close(d.view(-1, 4).mean(1), x.view(-1, 4).mean(1), torch.float32)                            # a thread per row
+    close(d.view(8, 5, -1).norm(dim=(1, 2)), wide.view(8, 5, -1).norm(dim=(1, 2)).float(), torch.float32)
+    assert d.amax().item() == x.amax().item() and d.amin().item() == x.amin().item()
+
+
+def test_inputs_beyond_one_binding_the_kernel_cannot_window_fall_back(big):
+    import torch_dml
+    _, d = big
+    # Columns of a large matrix each span the whole buffer: no window fits, so the CPU fallback runs.
+    with pytest.raises(torch_dml.FallbackError, match="sum"):
+        d.view(4, -1).sum(0)
+    with pytest.raises(torch_dml.FallbackError, match="argmax"):
+        d.argmax()

@@ -29,6 +29,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "aten/common.h"
 #include "aten/fallback.h"
@@ -40,15 +41,37 @@ namespace {
 
 using kernels::ReduceOp;
 
-// Whether the kernel takes this input at all (dtype, adapter features, one binding).
-bool native_input(const at::Tensor& self) {
+// Whether the kernel takes this input's dtype on this adapter.
+bool native_dtype(const at::Tensor& self) {
   const auto info = kernels::dtype_info(self.scalar_type());
   if (!info) return false;
   runtime::DeviceContext& context = context_of(self);
   if (info->needs && !context.has(*info->needs)) return false;
-  if (!context.has(runtime::Feature::ShaderInt64)) return false; // indices and integer sums are int64
-  return self.storage().nbytes() <= context.limits().maxStorageBufferBindingSize &&
+  return context.has(runtime::Feature::ShaderInt64); // indices and integer sums are int64
+}
+
+// Whether the kernel takes this input at all (dtype, adapter features, one binding).
+bool native_input(const at::Tensor& self) {
+  return native_dtype(self) && self.storage().nbytes() <= context_of(self).limits().maxStorageBufferBindingSize &&
       self.numel() < std::numeric_limits<uint32_t>::max();
+}
+
+// For ops whose rows may be split into slices: an input beyond one binding also runs natively when
+// it is contiguous and reduced over trailing dims (or all of them), since the kernel then binds, per
+// dispatch, just the rows or row slices that dispatch reads.
+bool native_input(const at::Tensor& self, at::OptionalIntArrayRef dims) {
+  if (native_input(self)) return true;
+  if (!native_dtype(self) || !self.is_contiguous() || self.numel() >= std::numeric_limits<uint32_t>::max())
+    return false;
+  if (!dims || dims->empty()) return true;
+  std::vector<bool> reduced(self.dim(), false);
+  for (int64_t d : *dims) reduced[at::maybe_wrap_dim(d, self.dim())] = true;
+  bool trailing = true;
+  for (int64_t d = self.dim() - 1; d >= 0; --d) {
+    if (!reduced[d]) trailing = false;
+    else if (!trailing && self.size(d) != 1) return false;
+  }
+  return true;
 }
 
 bool reduce_geometry(const at::TensorIteratorBase& iter, int outputs, kernels::ReduceGeometry& g) {
@@ -156,7 +179,7 @@ c10::ScalarType result_type(const at::Tensor& out, std::optional<c10::ScalarType
 
 at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sum_IntList_out>::call(self, dim, keepdim, dtype, out);
+  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sum_IntList_out>::call(self, dim, keepdim, dtype, out);
   result_type(out, dtype);
   reduce_into(ReduceOp::Sum, "sum", self, dim, keepdim, out);
   return out;
@@ -164,7 +187,7 @@ at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
 
 at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nansum_out>::call(self, dim, keepdim, dtype, out);
+  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nansum_out>::call(self, dim, keepdim, dtype, out);
   result_type(out, dtype);
   reduce_into(c10::isFloatingType(self.scalar_type()) ? ReduceOp::NanSum : ReduceOp::Sum, "nansum", self, dim, keepdim, out);
   return out;
@@ -172,7 +195,7 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
 
 at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mean_out>::call(self, dim, keepdim, dtype, out);
+  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mean_out>::call(self, dim, keepdim, dtype, out);
   const c10::ScalarType type = dtype.value_or(self.scalar_type());
   TORCH_CHECK(c10::isFloatingType(type), "mean(): could not infer output dtype. Input dtype must be either a floating "
               "point or complex dtype. Got: ", type);
@@ -182,20 +205,20 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
 
 at::Tensor& prod_out(const at::Tensor& self, int64_t dim, bool keepdim, std::optional<c10::ScalarType> dtype,
                      at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::prod_int_out>::call(self, dim, keepdim, dtype, out);
+  if (!native_input(self, at::IntArrayRef{dim})) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::prod_int_out>::call(self, dim, keepdim, dtype, out);
   result_type(out, dtype);
   reduce_into(ReduceOp::Prod, "prod", self, dim, keepdim, out);
   return out;
 }
 
 at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::amax_out>::call(self, dim, keepdim, out);
+  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::amax_out>::call(self, dim, keepdim, out);
   reduce_into(ReduceOp::Max, "amax", self, dim, keepdim, out);
   return out;
 }
 
 at::Tensor& amin_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::amin_out>::call(self, dim, keepdim, out);
+  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::amin_out>::call(self, dim, keepdim, out);
   reduce_into(ReduceOp::Min, "amin", self, dim, keepdim, out);
   return out;
 }
@@ -210,12 +233,12 @@ at::Tensor full_extreme(ReduceOp op, const char* name, const at::Tensor& self) {
 }
 
 at::Tensor max_all(const at::Tensor& self) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max>::call(self);
+  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max>::call(self);
   return full_extreme(ReduceOp::Max, "max", self);
 }
 
 at::Tensor min_all(const at::Tensor& self) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min>::call(self);
+  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min>::call(self);
   return full_extreme(ReduceOp::Min, "min", self);
 }
 
@@ -261,7 +284,7 @@ at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool 
 }
 
 at::Tensor& any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::any_dims_out>::call(self, dim, keepdim, out);
+  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::any_dims_out>::call(self, dim, keepdim, out);
   reduce_into(ReduceOp::Any, "any", self, dim, keepdim, out);
   return out;
 }
@@ -275,7 +298,7 @@ at::Tensor& any_all(const at::Tensor& self, at::Tensor& out) {
 }
 
 at::Tensor& all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::all_dims_out>::call(self, dim, keepdim, out);
+  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::all_dims_out>::call(self, dim, keepdim, out);
   reduce_into(ReduceOp::All, "all", self, dim, keepdim, out);
   return out;
 }
@@ -334,7 +357,7 @@ std::tuple<at::Tensor, at::Tensor> std_mean(const at::Tensor& self, at::Optional
 }
 
 at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dim) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::count_nonzero_dim_IntList>::call(self, dim);
+  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::count_nonzero_dim_IntList>::call(self, dim);
   c10::DeviceGuard guard(self.device());
   at::Tensor out = at::empty({0}, self.options().dtype(c10::kLong));
   reduce_into(ReduceOp::CountNonzero, "count_nonzero", self, dim, false, out);
@@ -347,7 +370,7 @@ at::Tensor& vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::
   // pow() runs in float32 in the kernel: float64 norms of other orders keep their precision on the CPU.
   const bool float64_pow = self.scalar_type() == c10::kDouble && order != 0 && order != 1 && order != 2 &&
       !std::isinf(order);
-  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()) || (dtype && *dtype != self.scalar_type()) ||
+  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()) || (dtype && *dtype != self.scalar_type()) ||
       float64_pow)
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::linalg_vector_norm_out>::call(self, ord, dim, keepdim, dtype, out);
   const double p = ord.toDouble();
@@ -371,7 +394,7 @@ at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
 }
 
 at::Tensor prod_all(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::prod>::call(self, dtype);
+  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::prod>::call(self, dtype);
   c10::DeviceGuard guard(self.device());
   at::Tensor out = at::empty({}, self.options().dtype(at::native::get_dtype_from_self(self, dtype, true)));
   reduce_into(ReduceOp::Prod, "prod", self, std::nullopt, false, out);

@@ -24,7 +24,10 @@ constexpr uint64_t kSplitGroups = 2048;    // about this many workgroups in the 
 
 struct Params {
   uint32_t head[4];  // out_numel, red_numel, input offset, out offset
-  uint32_t extra[4]; // index offset
+  uint32_t extra[4]; // index offset, slices per row, elements per slice, first work item
+  // head.x is the end of this dispatch's work items (outputs, or row slices of a partial pass) and
+  // extra.w their start; head.z, the input's first element, wraps modulo 2^32 when the dispatch binds
+  // only the part of a large input its items read.
   float scalars[4];  // scale, p, 1/p
   uint32_t out_shape[kMaxCopyRank], out_in_stride[kMaxCopyRank], out_stride[kMaxCopyRank],
       index_stride[kMaxCopyRank], red_shape[kMaxCopyRank], red_in_stride[kMaxCopyRank];
@@ -256,7 +259,7 @@ struct Spec {
     if (!workgroup) {
       w << "@compute @workgroup_size(" << kWorkgroup << ")\n"
         << "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {\n"
-        << "  let o = gid.x + gid.y * groups.x * " << kWorkgroup << "u;\n"
+        << "  let o = p.extra.w + gid.x + gid.y * groups.x * " << kWorkgroup << "u;\n"
         << "  if (o >= p.head.x) { return; }\n  let base = in_base(o);\n";
       if (op == ReduceOp::Var) {
         w << "  var total = " << zero_literal(acc_value) << ";\n"
@@ -288,7 +291,7 @@ struct Spec {
       w << ",\n        @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_id) sg_id: u32,\n"
         << "        @builtin(num_subgroups) sg_count: u32";
     w << ") {\n"
-      << "  let o = group.x + group.y * groups.x;\n"
+      << "  let o = p.extra.w + group.x + group.y * groups.x;\n"
       << "  if (o >= p.head.x) { return; }\n  let base = in_base(" << (stage == Stage::Partial ? "0u" : "o") << ");\n";
     auto tree = [&](const std::string& what) {
       std::ostringstream t;
@@ -393,6 +396,72 @@ c10::ScalarType reduce_accumulator(ReduceOp op, c10::ScalarType input, c10::Scal
   }
 }
 
+namespace {
+
+// How a problem runs: one pass, or slices of each row then a combining pass.
+struct Plan {
+  Spec spec;
+  uint64_t slices = 1; // per row, in the first pass
+  uint64_t slice = 0;  // reduced elements per slice
+  uint64_t items = 0;  // work items of the first pass: outputs, or outputs x slices
+};
+
+Plan plan_for(runtime::DeviceContext& context, const ReduceProblem& r) {
+  const ReduceGeometry& g = r.geometry;
+  Plan plan{Spec{r.op, r.input.dtype, r.out.dtype, g.red_numel >= kWorkgroupModeFrom, std::max(g.out_rank, 1),
+                 std::max(g.red_rank, 1), r.sqrt_result}};
+  plan.spec.subgroups = plan.spec.workgroup && splittable(r.op) && context.has(runtime::Feature::Subgroup) &&
+      !plan.spec.subgroup_fold("x").empty();
+  if (plan.spec.workgroup && splittable(r.op) && g.red_numel >= kSplitFrom) {
+    const uint64_t by_size = (g.red_numel + kSliceElements - 1) / kSliceElements;
+    plan.slices = std::min(by_size, std::max<uint64_t>(1, kSplitGroups / g.out_numel));
+  }
+  if (plan.slices >= 2) {
+    plan.spec.stage = Stage::Partial;
+    plan.slice = (g.red_numel + plan.slices - 1) / plan.slices;
+  } else {
+    plan.slices = 1;
+  }
+  plan.items = g.out_numel * plan.slices;
+  return plan;
+}
+
+// The input elements (relative to the input's first) that work items [w0, w1) read, for geometries
+// of at most one output and one reduced dimension (a contiguous tensor reduced over trailing dims
+// coalesces to that); nullopt for others.
+struct Extent {
+  uint64_t first, last;
+};
+
+std::optional<Extent> items_extent(const ReduceProblem& r, const Plan& plan, uint64_t w0, uint64_t w1) {
+  const ReduceGeometry& g = r.geometry;
+  if (g.out_rank > 1 || g.red_rank > 1) return std::nullopt;
+  const uint64_t os = g.out_rank ? g.out_in_stride[0] : 0, rs = g.red_rank ? g.red_in_stride[0] : 0;
+  const uint64_t rows = g.red_numel, S = plan.slices;
+  const uint64_t slice = S > 1 ? plan.slice : rows;
+  // Each item's span grows with its row and its slice, so the bounds come from the range's ends
+  // and, when it spans rows, from the first slice of its second row and the last of its next-to-last.
+  auto first_of = [&](uint64_t w) { return (w / S) * os + (w % S) * slice * rs; };
+  auto last_of = [&](uint64_t w) {
+    const uint64_t end = std::min((w % S + 1) * slice, rows);
+    return (w / S) * os + (end ? end - 1 : 0) * rs;
+  };
+  Extent e{first_of(w0), last_of(w1 - 1)};
+  if ((w1 - 1) / S > w0 / S) {
+    e.first = std::min(e.first, first_of((w0 / S + 1) * S));
+    e.last = std::max(e.last, last_of((w1 - 1) / S * S - 1));
+  }
+  return e;
+}
+
+bool window_fits(runtime::DeviceContext& context, const ReduceProblem& r, const Extent& e) {
+  const size_t itemsize = c10::elementSize(r.input.dtype);
+  return fits_binding(context, binding_window(context, r.input.buffer_size, itemsize, r.input.element_offset + e.first,
+                                              r.input.element_offset + e.last));
+}
+
+} // namespace
+
 std::string reduce_unsupported_reason(runtime::DeviceContext& context, const ReduceProblem& r) {
   const auto in_info = dtype_info(r.input.dtype);
   if (!in_info) return std::string("no WGSL reduction for ") + c10::toString(r.input.dtype);
@@ -405,36 +474,51 @@ std::string reduce_unsupported_reason(runtime::DeviceContext& context, const Red
   const ReduceGeometry& g = r.geometry;
   if (g.out_rank > kMaxCopyRank || g.red_rank > kMaxCopyRank) return "too many dimensions";
   if (g.out_numel > 0xFFFFFFFFull || g.red_numel > 0xFFFFFFFFull) return "more than 2^32 elements";
-  if (!fits_binding(context, input_window(context, r)) ||
-      !fits_binding(context, output_window(context, r.out, g.out_stride, g)) ||
+  if (!fits_binding(context, output_window(context, r.out, g.out_stride, g)) ||
       (r.indices && !fits_binding(context, output_window(context, *r.indices, g.index_stride, g))))
-    return "an operand larger than one storage binding";
+    return "an output larger than one storage binding";
+  if (g.out_numel == 0 || fits_binding(context, input_window(context, r))) return "";
+  // A larger input runs in dispatches over ranges of work items, each binding what its items read.
+  const Plan plan = plan_for(context, r);
+  if (plan.items > 0xFFFFFFFFull) return "more than 2^32 work items";
+  for (uint64_t w : {uint64_t{0}, plan.items - 1}) {
+    const auto one = items_extent(r, plan, w, w + 1);
+    if (!one) return "an input larger than one storage binding, reduced over more than one strided dimension";
+    if (!window_fits(context, r, *one)) return "one output reads more than one storage binding";
+  }
   return "";
 }
 
 namespace {
 
-// Records one kernel over `r`; `groups` workgroups (or threads, in thread mode) and, for a Partial
-// kernel, `slices` slices of `slice` elements per row.
-void launch(runtime::DeviceContext& context, const ReduceProblem& r, const Spec& spec, uint64_t groups,
-            uint64_t slices = 1, uint64_t slice = 0) {
+// Records one kernel over work items [w0, w1) of `r`; for a Partial kernel, `plan` gives the slices.
+void launch(runtime::DeviceContext& context, const ReduceProblem& r, const Spec& spec, const Plan& plan,
+            uint64_t w0, uint64_t w1) {
   const ReduceGeometry& g = r.geometry;
   const bool arg = is_arg(r.op);
   const uint32_t storage_count = arg ? 3 : 2;
   WGPUComputePipeline compiled = pipeline(context, spec.name(), storage_count, [&] { return spec.source(); });
 
-  const Window win_in = input_window(context, r);
+  Window win_in = input_window(context, r);
+  uint32_t input_offset = static_cast<uint32_t>(win_in.element_offset);
+  if (!fits_binding(context, win_in)) {
+    const Extent e = *items_extent(r, plan, w0, w1);
+    win_in = binding_window(context, r.input.buffer_size, c10::elementSize(r.input.dtype),
+                            r.input.element_offset + e.first, r.input.element_offset + e.last);
+    input_offset = static_cast<uint32_t>(win_in.element_offset - e.first); // wraps: see Params
+  }
   const Window win_out = spec.stage == Stage::Partial
       ? binding_window(context, r.out.buffer_size, c10::elementSize(r.out.dtype), r.out.element_offset,
-                       r.out.element_offset + groups - 1)
+                       r.out.element_offset + plan.items - 1)
       : output_window(context, r.out, g.out_stride, g);
   Params params = {};
-  params.head[0] = static_cast<uint32_t>(spec.stage == Stage::Partial ? groups : g.out_numel);
+  params.head[0] = static_cast<uint32_t>(w1);
   params.head[1] = static_cast<uint32_t>(g.red_numel);
-  params.head[2] = static_cast<uint32_t>(win_in.element_offset);
+  params.head[2] = input_offset;
   params.head[3] = static_cast<uint32_t>(win_out.element_offset);
-  params.extra[1] = static_cast<uint32_t>(slices);
-  params.extra[2] = static_cast<uint32_t>(slice);
+  params.extra[1] = static_cast<uint32_t>(plan.slices);
+  params.extra[2] = static_cast<uint32_t>(plan.slice);
+  params.extra[3] = static_cast<uint32_t>(w0);
   params.scalars[0] = r.scale;
   params.scalars[1] = r.p;
   params.scalars[2] = 1.0f / r.p;
@@ -455,8 +539,22 @@ void launch(runtime::DeviceContext& context, const ReduceProblem& r, const Spec&
     params.extra[0] = static_cast<uint32_t>(win_index.element_offset);
     bindings[2] = {r.indices->buffer, win_index.offset, win_index.size};
   }
-  const Grid grid = grid_for(context, groups);
+  const uint64_t count = w1 - w0;
+  const Grid grid = grid_for(context, spec.workgroup ? count : (count + kWorkgroup - 1) / kWorkgroup);
   context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), grid.x, grid.y);
+}
+
+// Halves the range of work items until what each part reads fits one binding.
+void launch_range(runtime::DeviceContext& context, const ReduceProblem& r, const Spec& spec, const Plan& plan,
+                  uint64_t w0, uint64_t w1) {
+  if (w1 - w0 > 1 && !fits_binding(context, input_window(context, r)) &&
+      !window_fits(context, r, *items_extent(r, plan, w0, w1))) {
+    const uint64_t middle = w0 + (w1 - w0) / 2;
+    launch_range(context, r, spec, plan, w0, middle);
+    launch_range(context, r, spec, plan, middle, w1);
+    return;
+  }
+  launch(context, r, spec, plan, w0, w1);
 }
 
 } // namespace
@@ -467,54 +565,42 @@ void reduce(runtime::DeviceContext& context, const ReduceProblem& r) {
               context.describe(), ": ", reason);
   const ReduceGeometry& g = r.geometry;
   if (g.out_numel == 0) return;
-  Spec spec{r.op, r.input.dtype, r.out.dtype, g.red_numel >= kWorkgroupModeFrom, std::max(g.out_rank, 1),
-            std::max(g.red_rank, 1), r.sqrt_result};
-  spec.subgroups = spec.workgroup && splittable(r.op) && context.has(runtime::Feature::Subgroup) &&
-      !spec.subgroup_fold("x").empty();
-
-  uint64_t slices = 1;
-  if (spec.workgroup && splittable(r.op) && g.red_numel >= kSplitFrom) {
-    const uint64_t by_size = (g.red_numel + kSliceElements - 1) / kSliceElements;
-    slices = std::min(by_size, std::max<uint64_t>(1, kSplitGroups / g.out_numel));
-  }
-  if (slices < 2) {
-    launch(context, r, spec, spec.workgroup ? g.out_numel : (g.out_numel + kWorkgroup - 1) / kWorkgroup);
+  const Plan plan = plan_for(context, r);
+  if (plan.slices == 1) {
+    launch_range(context, r, plan.spec, plan, 0, plan.items);
     return;
   }
 
   // Partial results in a scratch buffer: freed (back to the pool) on return, which is safe because
-  // later work that reuses it is recorded after this reduction's two dispatches.
+  // later work that reuses it is recorded after this reduction's dispatches.
   const size_t acc_size = c10::elementSize(r.out.dtype);
-  const uint64_t partial_count = g.out_numel * slices;
-  c10::DataPtr scratch = runtime::device_allocator().allocate_on(context.index(), partial_count * acc_size);
+  c10::DataPtr scratch = runtime::device_allocator().allocate_on(context.index(), plan.items * acc_size);
   const runtime::BufferSpan span = runtime::device_allocator().resolve(scratch.get());
   const DeviceTensorRef partials{span.buffer, span.buffer_size, span.offset / acc_size, r.out.dtype};
 
   ReduceProblem first = r;
   first.out = partials;
-  Spec partial_spec = spec;
-  partial_spec.stage = Stage::Partial;
-  const uint64_t slice = (g.red_numel + slices - 1) / slices;
-  launch(context, first, partial_spec, partial_count, slices, slice);
+  launch_range(context, first, plan.spec, plan, 0, plan.items);
 
   // The second pass reads row o's partial results at o * slices, contiguous in output order.
   ReduceProblem second = r;
   second.input = partials;
   ReduceGeometry& g2 = second.geometry;
-  uint64_t stride = slices;
+  uint64_t stride = plan.slices;
   for (int d = 0; d < g2.out_rank; ++d) {
     g2.out_in_stride[d] = static_cast<uint32_t>(stride);
     stride *= g2.out_shape[d];
   }
   g2.red_rank = 1;
-  g2.red_numel = slices;
-  g2.red_shape[0] = static_cast<uint32_t>(slices);
+  g2.red_numel = plan.slices;
+  g2.red_shape[0] = static_cast<uint32_t>(plan.slices);
   g2.red_in_stride[0] = 1;
-  Spec combine_spec{r.op, r.out.dtype, r.out.dtype, slices >= kWorkgroupModeFrom, std::max(g2.out_rank, 1), 1,
-                    r.sqrt_result, Stage::Combine};
-  combine_spec.subgroups = combine_spec.workgroup && spec.subgroups;
-  launch(context, second, combine_spec,
-         combine_spec.workgroup ? g.out_numel : (g.out_numel + kWorkgroup - 1) / kWorkgroup);
+  Spec combine{r.op, r.out.dtype, r.out.dtype, plan.slices >= kWorkgroupModeFrom, std::max(g2.out_rank, 1), 1,
+               r.sqrt_result, Stage::Combine};
+  combine.subgroups = combine.workgroup && plan.spec.subgroups;
+  Plan whole;
+  whole.items = g.out_numel;
+  launch(context, second, combine, whole, 0, g.out_numel);
 }
 
 } // namespace torch_dml::kernels
