@@ -337,6 +337,8 @@ def test_clamp_where_masked_fill(dtype):
     close(d.clamp_max(1), x.clamp_max(1))
     lo, hi = values((6, 1), dtype, -8, 0, seed=15), values((1, 7), dtype, 0, 8, seed=16)
     close(torch.clamp(d, lo.to("dml"), hi.to("dml")), torch.clamp(x, lo, hi))
+    lo0, hi0 = torch.tensor(-2, dtype=dtype), torch.tensor(3, dtype=dtype)  # two 0-dim CPU bounds
+    close(torch.clamp(d, lo0, hi0), torch.clamp(x, lo0, hi0))
     y = x.clone()
     e = d.clone()
     y.clamp_(-1, 1)

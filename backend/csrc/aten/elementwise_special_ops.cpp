@@ -80,8 +80,11 @@ bool clamp_into(at::Tensor& out, const at::Tensor& self, const at::Tensor& min, 
       .promote_inputs_to_common_dtype(true)
       .cast_common_dtype_to_outputs(true)
       .enforce_safe_casting_to_output(true);
+  // TensorIterator takes one CPU scalar: a second CPU bound travels to the device (a 0-dim upload).
+  auto cpu_scalar = [](const at::Tensor& t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; };
+  const at::Tensor upper = cpu_scalar(min) && cpu_scalar(max) ? max.to(self.device()) : max;
   if (min.defined()) config.add_const_input(min);
-  if (max.defined()) config.add_const_input(max);
+  if (upper.defined()) config.add_const_input(upper);
   at::TensorIterator iter = config.build();
   const kernels::ElementwiseOp& row = !max.defined() ? ops::clamp_min : !min.defined() ? ops::clamp_max : ops::clamp;
   if (!run(row, iter, {})) return false;
