@@ -173,7 +173,8 @@ def test_out_variants_resize_and_convert():
 
 
 # ---- long rows: split into slices, partial results combined by a second pass -----------------------
-LONG_CASES = [((70000,), None), ((3, 40000), 1), ((40000, 3), 0), ((2, 200, 150), (1, 2))]
+LONG_CASES = [((70000,), None), ((70001,), None), ((3, 40000), 1), ((3, 40001), 1), ((40000, 3), 0),
+              ((2, 200, 150), (1, 2))]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -223,8 +224,10 @@ def test_long_rows_take_the_split_kernels():
     assert d.sum().item() == 50000
     names = torch_dml._C._compiled_kernels(0)
     tail = "/sg" if torch_dml._C._has_feature(0, "subgroup") else ""
-    assert f"reduce/sum/f32>f32/o1r1/wg/partial{tail}" in names, names
+    assert f"reduce/sum/f32>f32/o1r1/wg/partial{tail}/v4" in names, names  # unit-stride rows: vec4 loads
     assert "reduce/sum/f32>f32/o1r1/thread/combine" in names, names  # 13 partial results
+    odd = torch.ones(50001, device="dml")
+    assert odd.sum().item() == 50001 and odd[1:].sum().item() == 50000
 
 
 def test_workgroup_memory_path_without_subgroups():
@@ -241,7 +244,7 @@ for got, want in ((d.sum(1), x.sum(1)), (d.amax(1), x.amax(1)), (d.amin(1), x.am
                   (d[0].sum(), x[0].sum()), (d[:, :200].sum(1), x[:, :200].sum(1)), (d.any(1), x.any(1))):
     torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=1e-4, atol=1e-3)
 names = torch_dml._C._compiled_kernels(0)
-assert "reduce/sum/f32>f32/o1r1/wg/partial" in names and not any(n.endswith("/sg") for n in names), names
+assert "reduce/sum/f32>f32/o1r1/wg/partial/v4" in names and not any("/sg" in n for n in names), names
 print("ok")
 """, TORCH_DML_DISABLE_FEATURES="subgroup")
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr

@@ -137,13 +137,14 @@ struct Spec {
   bool sqrt_result;
   Stage stage = Stage::Whole;
   bool subgroups = false; // fold each subgroup with one subgroup operation before the workgroup step
+  bool vec4 = false;      // Partial over unit-stride rows of 32-bit words: a vec4 per load
 
   std::string name() const {
     std::ostringstream text;
     text << "reduce/" << op_name(op) << "/" << dtype_info(input)->name << ">" << dtype_info(acc)->name << "/o"
          << out_rank << "r" << red_rank << (workgroup ? "/wg" : "/thread") << (sqrt_result ? "/sqrt" : "")
          << (stage == Stage::Partial ? "/partial" : stage == Stage::Combine ? "/combine" : "")
-         << (subgroups ? "/sg" : "");
+         << (subgroups ? "/sg" : "") << (vec4 ? "/v4" : "");
     return text.str();
   }
 
@@ -191,7 +192,7 @@ struct Spec {
          "  red_shape: array<vec4<u32>, 2>,\n  red_in_stride: array<vec4<u32>, 2>,\n}\n";
     const char* in_array = input == c10::kDouble ? "f64" : input == c10::kLong ? "i64" : "u32";
     w << "@group(0) @binding(0) var<storage, read_write> out: array<" << A << ">;\n"
-      << "@group(0) @binding(1) var<storage, read_write> input: array<" << in_array << ">;\n";
+      << "@group(0) @binding(1) var<storage, read_write> input: array<" << (vec4 ? "vec4<u32>" : in_array) << ">;\n";
     if (arg) w << "@group(0) @binding(2) var<storage, read_write> indices: array<i64>;\n";
     w << "@group(0) @binding(" << (arg ? 3 : 2) << ") var<uniform> p: Params;\n";
     w << index_function("in_base", "out_shape", "out_in_stride", "p.head.z", out_rank)
@@ -207,8 +208,11 @@ struct Spec {
     else w << "false";
     w << "; }\n";
     // The value one input element contributes, in the accumulator type.
-    const std::string raw = typed_load(input, "input", "i");
-    w << "fn load(i: u32) -> " << A << " {\n";
+    // load(i): the value element i contributes, in the accumulator type; on the vec4 path
+    // load_word(w) does the same from one 32-bit word.
+    const std::string raw = vec4 ? (input == c10::kFloat ? "bitcast<f32>(w)" : "bitcast<i32>(w)")
+                                 : typed_load(input, "input", "i");
+    w << (vec4 ? "fn load_word(w: u32) -> " : "fn load(i: u32) -> ") << A << " {\n";
     switch (stage == Stage::Combine ? ReduceOp::Sum : op) { // partial results need no per-element step
       case ReduceOp::Any:
       case ReduceOp::All:
@@ -330,7 +334,16 @@ struct Spec {
     // row g / S and writes partial result g.
     const bool sliced = stage == Stage::Partial;
     w << "  var acc = " << ident << ";\n";
-    if (sliced) {
+    if (sliced && vec4) {
+      // Rows, slices and the input offset are multiples of 4 elements here.
+      w << "  let slice = o % p.extra.y;\n  let row_base = in_base(o / p.extra.y);\n"
+        << "  let end = (row_base + min(p.head.y, (slice + 1u) * p.extra.z)) >> 2u;\n"
+        << "  for (var q = ((row_base + slice * p.extra.z) >> 2u) + lane; q < end; q += " << kWorkgroup << "u) {\n"
+        << "    let v = input[q];\n";
+      for (const char* lane : {"x", "y", "z"})
+        w << "    acc = " << combine(op, "acc", std::string("load_word(v.") + lane + ")") << ";\n";
+      w << "    let x = load_word(v.w);\n";
+    } else if (sliced) {
       w << "  let slice = o % p.extra.y;\n  let row_base = in_base(o / p.extra.y);\n"
         << "  let end = min(p.head.y, (slice + 1u) * p.extra.z);\n"
         << "  for (var r = slice * p.extra.z + lane; r < end; r += " << kWorkgroup << "u) {\n"
@@ -418,7 +431,9 @@ Plan plan_for(runtime::DeviceContext& context, const ReduceProblem& r) {
   }
   if (plan.slices >= 2) {
     plan.spec.stage = Stage::Partial;
-    plan.slice = (g.red_numel + plan.slices - 1) / plan.slices;
+    // Slices of a multiple of 4 elements, so unit-stride rows can be read a vec4 at a time.
+    plan.slice = ((g.red_numel + plan.slices - 1) / plan.slices + 3) / 4 * 4;
+    plan.slices = (g.red_numel + plan.slice - 1) / plan.slice;
   } else {
     plan.slices = 1;
   }
@@ -497,8 +512,6 @@ void launch(runtime::DeviceContext& context, const ReduceProblem& r, const Spec&
   const ReduceGeometry& g = r.geometry;
   const bool arg = is_arg(r.op);
   const uint32_t storage_count = arg ? 3 : 2;
-  WGPUComputePipeline compiled = pipeline(context, spec.name(), storage_count, [&] { return spec.source(); });
-
   Window win_in = input_window(context, r);
   uint32_t input_offset = static_cast<uint32_t>(win_in.element_offset);
   if (!fits_binding(context, win_in)) {
@@ -507,6 +520,12 @@ void launch(runtime::DeviceContext& context, const ReduceProblem& r, const Spec&
                             r.input.element_offset + e.first, r.input.element_offset + e.last);
     input_offset = static_cast<uint32_t>(win_in.element_offset - e.first); // wraps: see Params
   }
+  Spec chosen = spec;
+  chosen.vec4 = spec.stage == Stage::Partial && (r.input.dtype == c10::kFloat || r.input.dtype == c10::kInt) &&
+      g.red_rank == 1 && g.red_in_stride[0] == 1 && g.red_numel % 4 == 0 && plan.slice % 4 == 0 &&
+      (g.out_rank == 0 || (g.out_rank == 1 && g.out_in_stride[0] % 4 == 0)) && input_offset % 4 == 0 &&
+      win_in.offset % 16 == 0 && win_in.size % 16 == 0;
+  WGPUComputePipeline compiled = pipeline(context, chosen.name(), storage_count, [&] { return chosen.source(); });
   const Window win_out = spec.stage == Stage::Partial
       ? binding_window(context, r.out.buffer_size, c10::elementSize(r.out.dtype), r.out.element_offset,
                        r.out.element_offset + plan.items - 1)
