@@ -82,3 +82,20 @@ def test_empty_cache_forgets_bind_groups_of_freed_buffers():
         assert torch.equal(y.cpu(), torch.full((1000,), step + 1.0))
         del x, y
         torch_dml.empty_cache()
+
+
+def test_bind_group_cache_starting_over_keeps_recorded_work_valid():
+    # More distinct bind groups than the cache holds: the cache starts over midway through a batch,
+    # and the groups it drops must stay valid for the work already recorded and not yet submitted.
+    from helpers import run_python
+    result = run_python("""
+import torch, torch_dml
+xs = [torch.full((64,), float(i), device="dml") for i in range(5000)]
+created = torch_dml._C._bind_groups_created(0)
+for x in xs:
+    x.add_(1.0)
+assert torch_dml._C._bind_groups_created(0) - created >= 5000
+assert all(torch.equal(x.cpu(), torch.full((64,), i + 1.0)) for i, x in enumerate(xs))
+print("ok")
+""", TORCH_DML_FLUSH_EVERY="100000")
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr
