@@ -486,3 +486,45 @@ print(kernels(lambda: x[:4096] * i))
         "['ew/mul/f32>f32,f32,f32/r1/plain']",       # 4097 elements: no whole vec4s
         "['ew/mul/f32>f32,f32,i32/r1/plain/v4']",    # int32 operand converted per lane
     ], lines
+
+
+# ---- transcendentals near 0, at the edges of their range, and float64 ------------------------------
+EDGE = [0.0, -0.0, 1e-30, 1e-12, 1e-6, -1e-6, 3e-5, 1e-3, 0.3, -0.29, 0.41, -0.5, 0.9, -0.9, 1.0, 2.5, -3.7, 20.0,
+        21.0, -50.0, 88.0, 89.0, 100.0, 700.0, 710.0, -745.0, -746.0, 1e9, 1e300, float("inf"), float("-inf"),
+        float("nan")]
+EDGE_OPS = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sigmoid", "sinh", "cosh", "tanh", "asinh",
+            "acosh", "atanh", "atan"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32] + ([torch.float64] if F64 else []), ids=str)
+@pytest.mark.parametrize("name", EDGE_OPS)
+def test_transcendentals_keep_relative_precision_near_zero_and_at_the_edges(name, dtype):
+    # Relative error, so tiny arguments count (cancellation in (1 + x) - 1 or (e^x - e^-x) / 2 gave
+    # percent-level errors there); infinities, NaN and signed zeros must match exactly.
+    x = torch.tensor(EDGE, dtype=torch.float64).to(dtype)
+    if name == "acosh":
+        x = x.abs() + 1
+    if name in ("sinh", "cosh"):
+        x = x[x.abs() != 710]  # e^710 / 2 is finite; the CPU reference overflows computing e^710 first
+    got = getattr(torch, name)(x.to("dml")).cpu()
+    want = getattr(torch, name)(x.double()).to(dtype)
+    finite = torch.isfinite(want) & (want != 0)
+    assert torch.equal(torch.isnan(got), torch.isnan(want)), (x, got, want)
+    assert torch.equal(got[~finite & ~torch.isnan(want)], want[~finite & ~torch.isnan(want)]), (x, got, want)
+    rel = ((got[finite].double() - want[finite].double()).abs() / want[finite].double().abs()).max().item()
+    # float32 builtins may err by (3 + 2|x|) ulp (WGSL's exp bound); ours stay within a few ulp.
+    assert rel < (2e-5 if dtype == torch.float32 else 1e-14), (name, rel)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32] + ([torch.float64] if F64 else []), ids=str)
+def test_atan2_pow_and_friends_at_special_points(dtype):
+    inf, nan = float("inf"), float("nan")
+    v = torch.tensor([1.0, -1.0, 0.0, -0.0, inf, -inf, 2.0, -2.0, 0.5, 1e-300, nan], dtype=torch.float64).to(dtype)
+    rtol, atol = (1e-14, 1e-15) if dtype == torch.float64 else (2e-6, 1e-7)
+    a, b = torch.meshgrid(v, v, indexing="ij")
+    for fn in (torch.atan2, torch.pow, torch.hypot, torch.logaddexp, torch.logaddexp2, torch.xlogy):
+        got, want = fn(a.to("dml"), b.to("dml")).cpu(), fn(a, b)
+        same = (got == want) | (torch.isnan(got) & torch.isnan(want)) | ((got - want).abs() <= rtol * want.abs() + atol)
+        bad = [(x, y, g, w) for x, y, g, w, ok in zip(a.flatten().tolist(), b.flatten().tolist(), got.flatten().tolist(),
+                                                      want.flatten().tolist(), same.flatten().tolist()) if not ok]
+        assert not bad, (fn.__name__, bad[:5])

@@ -1,7 +1,9 @@
 #include "kernels/elementwise_math.h"
 
 #include <cctype>
+#include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace torch_dml::kernels {
@@ -80,22 +82,72 @@ const Helper kGeneric[] = {
               "  return select(y - (y - x) * (T(1) - w), x + w * (y - x), abs(w) < T(0.5));\n}\n"},
 };
 
-// Floating point only (f32; the rows that use them are not marked f64).
+// Floating point (f32, and f64 through kF64Math's builtins).
 const Helper kFloat[] = {
     {"div_floor_", "fn div_floor_(a: T, b: T) -> T {\n  if (b == T(0)) { return a / b; }\n  let m = a % b;\n"
                    "  var d = (a - m) / b;\n  if (m != T(0) && ((b < T(0)) != (m < T(0)))) { d = d - T(1); }\n"
                    "  if (d == T(0)) { return copysign_(T(0), a / b); }\n  var f = floor(d);\n"
                    "  if (d - f > T(0.5)) { f = f + T(1); }\n  return f;\n}\n"},
-    // Kahan's correction near 0, where exp(x) - 1 cancels; far from 0 the plain form is exact enough
-    // and the correction's product would overflow.
-    {"expm1_", "fn expm1_(x: T) -> T {\n  let u = exp(x);\n  if (abs(x) > T(0.5)) { return u - T(1); }\n"
-               "  if (u == T(1)) { return x; }\n"
-               "  let um1 = u - T(1);\n  if (um1 == T(-1) || isinf_(u)) { return um1; }\n"
-               "  return um1 * x / log(u);\n}\n"},
-    {"log1p_", "fn log1p_(x: T) -> T {\n  let u = T(1) + x;\n  if (u == T(1)) { return x; }\n"
-               "  if (isinf_(u) || u <= T(0)) { return log(u); }\n  return log(u) * x / (u - T(1));\n}\n"},
-    {"tanh_", "fn tanh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  return tanh(clamp(x, T(-15), T(15)));\n}\n"},
-    // lavapipe's asin / acos are off by ~4e-4; through atan2 they are accurate to a few ulp.
+    // Near 0 from series (Kahan's (1 + x) - 1 correction is folded away by some shader compilers:
+    // lavapipe returned log1p(1e-6) 5% off), elsewhere from exp and log directly.
+    // expm1_poly_(x) = (e^x - 1) / x for |x| < 0.35: Taylor to x^13, below 2e-16 relative.
+    {"expm1_poly_", "fn expm1_poly_(x: T) -> T {\n  var p = T(1.6059043836821613e-10);\n"
+                    "  p = T(2.08767569878681e-09) + x * p;\n  p = T(2.505210838544172e-08) + x * p;\n"
+                    "  p = T(2.755731922398589e-07) + x * p;\n  p = T(2.755731922398589e-06) + x * p;\n"
+                    "  p = T(2.48015873015873e-05) + x * p;\n  p = T(0.0001984126984126984) + x * p;\n"
+                    "  p = T(0.001388888888888889) + x * p;\n  p = T(0.008333333333333333) + x * p;\n"
+                    "  p = T(0.041666666666666664) + x * p;\n  p = T(0.16666666666666666) + x * p;\n"
+                    "  p = T(0.5) + x * p;\n  return T(1) + x * p;\n}\n"},
+    {"expm1_", "fn expm1_(x: T) -> T {\n  if (abs(x) >= T(0.35)) { return exp(x) - T(1); }\n"
+               "  return x * expm1_poly_(x);\n}\n"},
+    // 2 atanh(s) = log((1 + s) / (1 - s)) for |s| < 0.172: the series to s^21.
+    {"atanh_series_", "fn atanh_series_(s: T) -> T {\n  let z = s * s;\n  var p = T(0.047619047619047616);\n"
+                      "  p = T(0.05263157894736842) + z * p;\n  p = T(0.058823529411764705) + z * p;\n"
+                      "  p = T(0.06666666666666667) + z * p;\n  p = T(0.07692307692307693) + z * p;\n"
+                      "  p = T(0.09090909090909091) + z * p;\n  p = T(0.1111111111111111) + z * p;\n"
+                      "  p = T(0.14285714285714285) + z * p;\n  p = T(0.2) + z * p;\n"
+                      "  p = T(0.3333333333333333) + z * p;\n  p = T(1) + z * p;\n  return T(2) * s * p;\n}\n"},
+    {"log1p_", "fn log1p_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n"
+               "  if (x < T(-0.2928932188134524) || x > T(0.41421356237309503)) { return log(T(1) + x); }\n"
+               "  return atanh_series_(x / (T(2) + x));\n}\n"},
+    // Reduced to |t| <= tan(pi/8) around 0, pi/4 or pi/2, then the series to t^45
+    // (lavapipe's f32 atan returned 0 for NaN and was 2e-5 off near 0).
+    {"atan_", "fn atan_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
+               "  var base = T(0);\n  var t = a;\n"
+               "  if (a > T(2.414213562373095)) {\n    base = T(1.5707963267948966);\n    t = T(-1) / a;\n"
+               "  } else if (a > T(0.41421356237309503)) {\n    base = T(0.7853981633974483);\n    t = (a - T(1)) / (a + T(1));\n  }\n"
+               "  let z = t * t;\n  var p = T(0);\n"
+               "  for (var n = 22; n >= 0; n--) {\n    p = select(T(1), T(-1), (n & 1) == 1) / T(2 * n + 1) + z * p;\n  }\n"
+               "  return copysign_(base + t * p, x);\n}\n"},
+    // atan2 away from the points atan2_ settles first (NaN, both zero, both infinite).
+    {"atan2_finite_", "fn atan2_finite_(y: T, x: T) -> T {\n  let pi = T(3.141592653589793);\n"
+                "  if (isinf_(x)) { return copysign_(select(T(0), pi, x < T(0)), y); }\n"
+                "  if (isinf_(y) || x == T(0)) { return copysign_(T(0.5) * pi, y); }\n"
+                "  let a = atan_(y / x);\n  if (!signbit_(x)) { return a; }\n"
+                "  return select(a + pi, a - pi, signbit_(y));\n}\n"},
+    // Hyperbolic functions from exp / expm1_ / log1p_: the builtins lose everything to cancellation
+    // near 0 on some adapters (lavapipe's f32 sinh(1e-6) was 1.3% off) and have no f64 form.
+    {"sinh_", "fn sinh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
+               "  if (a < T(1)) {\n    let e = expm1_(a);\n    return copysign_(T(0.5) * (e + e / (e + T(1))), x);\n  }\n"
+               "  if (a > T(88)) {\n    let h = exp(T(0.5) * a);\n    let half = T(0.5) * h;\n    return copysign_(half * h, x);\n  }\n"
+               "  let e = exp(a);\n  return copysign_(T(0.5) * (e - T(1) / e), x);\n}\n"},
+    {"cosh_", "fn cosh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
+               "  if (a > T(88)) {\n    let h = exp(T(0.5) * a);\n    let half = T(0.5) * h;\n    return half * h;\n  }\n"
+               "  let e = exp(a);\n  return T(0.5) * (e + T(1) / e);\n}\n"},
+    {"tanh_", "fn tanh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
+               "  if (a > T(20)) { return copysign_(T(1), x); }\n  let e = expm1_(T(2) * a);\n"
+               "  return copysign_(e / (e + T(2)), x);\n}\n"},
+    {"asinh_", "fn asinh_(x: T) -> T {\n  if (isnan_(x) || isinf_(x)) { return x; }\n  let a = abs(x);\n"
+                "  if (a > T(1e8)) { return copysign_(log(a) + T(0.6931471805599453), x); }\n"
+                "  return copysign_(log1p_(a + a * a / (T(1) + sqrt(T(1) + a * a))), x);\n}\n"},
+    {"acosh_", "fn acosh_(x: T) -> T {\n  if (isnan_(x) || x < T(1)) { return nan_(); }\n"
+                "  if (x > T(1e8)) { return log(x) + T(0.6931471805599453); }\n"
+                "  let t = x - T(1);\n  return log1p_(t + sqrt(t * (x + T(1))));\n}\n"},
+    {"atanh_", "fn atanh_(x: T) -> T {\n  let a = abs(x);\n  if (isnan_(x) || a > T(1)) { return nan_(); }\n"
+                "  if (a == T(1)) { return copysign_(inf_(), x); }\n"
+                "  return copysign_(T(0.5) * log1p_(T(2) * a / (T(1) - a)), x);\n}\n"},
+    // lavapipe's asin / acos are off by ~4e-4 (and its atan2 by 4e-6): through atan2_ and atan_'s
+    // polynomial they are accurate to a few ulp.
     {"asin_", "fn asin_(x: T) -> T {\n  return atan2_(x, sqrt((T(1) - x) * (T(1) + x)));\n}\n"},
     {"acos_", "fn acos_(x: T) -> T {\n  return atan2_(sqrt((T(1) - x) * (T(1) + x)), x);\n}\n"},
     // C's atan2 at the points WGSL leaves undefined (both zero, both infinite).
@@ -103,7 +155,7 @@ const Helper kFloat[] = {
                "  if (y == T(0) && x == T(0)) { return copysign_(select(T(0), T(3.141592653589793), signbit_(x)), y); }\n"
                "  if (isinf_(y) && isinf_(x)) {\n"
                "    return copysign_(select(T(0.7853981633974483), T(2.356194490192345), x < T(0)), y);\n  }\n"
-               "  return atan2(y, x);\n}\n"},
+               "  return atan2_finite_(y, x);\n}\n"},
     {"sigmoid_", "fn sigmoid_(x: T) -> T {\n  return T(1) / (T(1) + exp(-x));\n}\n"},
     {"softplus_", "fn softplus_(x: T, beta: T, threshold: T) -> T {\n"
                   "  if (x * beta > threshold) { return x; }\n  return log1p_(exp(x * beta)) / beta;\n}\n"},
@@ -142,7 +194,10 @@ const Helper kFloat[] = {
              "    return select(r, T(1) / r, y < T(0));\n  }\n"
              "  if (y == T(0.5)) { return select(sqrt(x), inf_(), isinf_(x)); }\n"
              "  if (x == T(0)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }\n"
-             "  if (x == T(-1) && isinf_(y)) { return T(1); }\n"
+             "  if (isinf_(y)) {\n    let ax = abs(x);\n    if (ax == T(1)) { return T(1); }\n"
+             "    return select(T(0), inf_(), (ax > T(1)) == (y > T(0)));\n  }\n"
+             "  if (isinf_(x) && x < T(0)) {\n    let mag = select(T(0), inf_(), y > T(0));\n"
+             "    return select(mag, -mag, odd);\n  }\n"
              "  let r = exp2(y * log2(abs(x)));\n"
              "  if (x < T(0)) {\n    if (!integral) { return nan_(); }\n    return select(r, -r, odd);\n  }\n"
              "  return r;\n}\n"},
@@ -173,6 +228,46 @@ const Helper kFloat[] = {
                         "  if (negative != T(0)) { return round(x / scale) * scale; }\n  return round(x * scale) / scale;\n}\n"},
 };
 
+// float64 versions of the WGSL builtins that have none for f64 (exp, exp2, log, log2):
+// substitute_type() renames the builtin calls in f64 kernels to these. Range reduction plus a
+// polynomial, accurate to a few ulp across the whole range (pow through exp2/log2 loses about
+// |y log2 x| ulp). sin/cos/tan stay on the CPU for float64: their reduction needs Payne-Hanek for
+// large arguments.
+const Helper kF64Math[] = {
+    {"ldexp_d", "fn ldexp_d(x: T, k: i32) -> T {\n  var y = x;\n  var e = k;\n"
+                "  if (e > 1023) {\n    y = y * bitcast<f64>(0x7fe0000000000000lu);\n    e = min(e - 1023, 1023);\n  }\n"
+                "  if (e < -1022) {\n    y = y * bitcast<f64>(0x0010000000000000lu);\n    e = e + 1022;\n"
+                "    if (e < -1022) {\n      y = y * bitcast<f64>(0x0010000000000000lu);\n      e = max(e + 1022, -1022);\n    }\n  }\n"
+                "  return y * bitcast<f64>(u64(u32(e + 1023)) << 52u);\n}\n"},
+    {"exp_d", "fn exp_d(x: T) -> T {\n  if (isnan_(x)) { return x; }\n"
+              "  if (x > T(709.782712893384)) { return inf_(); }\n  if (x < T(-745.1332191019412)) { return T(0); }\n"
+              "  let k = round(x * T(1.4426950408889634));\n"
+              "  // ln 2 in two parts (the first with trailing zero bits): k * hi is exact.\n"
+              "  let r = (x - k * T(0.6931471803691238)) - k * T(1.9082149292705877e-10);\n"
+              "  return ldexp_d(T(1) + r * expm1_poly_(r), i32(k));\n}\n"},
+    {"exp2_d", "fn exp2_d(x: T) -> T {\n  if (isnan_(x)) { return x; }\n"
+               "  if (x >= T(1024)) { return inf_(); }\n  if (x < T(-1075)) { return T(0); }\n"
+               "  let k = round(x);\n  let r = (x - k) * T(0.6931471805599453);\n"
+               "  return ldexp_d(T(1) + r * expm1_poly_(r), i32(k));\n}\n"},
+    // x = 2^e m with m in [sqrt(1/2), sqrt(2)), for finite positive x: (e, log m), log m from the
+    // atanh series of (m - 1) / (m + 1).
+    {"log_parts_d", "fn log_parts_d(x: T) -> vec2<f64> {\n  var y = x;\n  var e = 0;\n"
+                    "  if (y < T(2.2250738585072014e-308)) {\n    y = y * T(18014398509481984.0);\n    e = -54;\n  }\n"
+                    "  let u = bitcast<u64>(y);\n  e = e + i32(u32(u >> 52u)) - 1023;\n"
+                    "  var m = bitcast<f64>((u & 0x000ffffffffffffflu) | 0x3ff0000000000000lu);\n"
+                    "  if (m > T(1.4142135623730951)) {\n    m = m * T(0.5);\n    e = e + 1;\n  }\n"
+                    "  return vec2<f64>(T(e), atanh_series_((m - T(1)) / (m + T(1))));\n}\n"},
+    {"log_d", "fn log_d(x: T) -> T {\n  if (isnan_(x) || x < T(0)) { return nan_(); }\n"
+              "  if (x == T(0)) { return -inf_(); }\n  if (isinf_(x)) { return x; }\n  let q = log_parts_d(x);\n"
+              "  return q.x * T(0.6931471803691238) + (q.y + q.x * T(1.9082149292705877e-10));\n}\n"},
+    {"log2_d", "fn log2_d(x: T) -> T {\n  if (isnan_(x) || x < T(0)) { return nan_(); }\n"
+               "  if (x == T(0)) { return -inf_(); }\n  if (isinf_(x)) { return x; }\n  let q = log_parts_d(x);\n"
+               "  return q.x + q.y * T(1.4426950408889634);\n}\n"},
+};
+
+// The builtins a float64 kernel reaches through kF64Math.
+const char* const kF64Builtins[] = {"exp", "exp2", "log", "log2"};
+
 bool is_ident(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
@@ -187,13 +282,28 @@ bool calls(const std::string& text, const char* name) {
 } // namespace
 
 std::string substitute_type(const std::string& text, const char* type) {
+  const bool f64 = std::string(type) == "f64";
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
-    const bool alone = text[i] == 'T' && (i == 0 || !is_ident(text[i - 1])) &&
-        (i + 1 == text.size() || !is_ident(text[i + 1]));
-    if (alone) out += type;
-    else out += text[i];
+    const bool starts = i == 0 || !is_ident(text[i - 1]);
+    const bool alone = text[i] == 'T' && starts && (i + 1 == text.size() || !is_ident(text[i + 1]));
+    if (alone) {
+      out += type;
+      continue;
+    }
+    out += text[i];
+    if (!f64 || !starts) continue;
+    for (const char* name : kF64Builtins) {
+      const size_t n = std::char_traits<char>::length(name);
+      if (text.compare(i, n, name) == 0 && i + n < text.size() && text[i + n] == '(') {
+        out.pop_back();
+        out += name;
+        out += "_d";
+        i += n - 1;
+        break;
+      }
+    }
   }
   return out;
 }
@@ -210,7 +320,18 @@ std::string math_helpers(const std::string& expression, Value value) {
   for (const auto& h : kGeneric) pool.push_back(&h);
   if (is_float)
     for (const auto& h : kFloat) pool.push_back(&h);
+  if (value == Value::F64)
+    for (const auto& h : kF64Math) pool.push_back(&h);
 
+  // Each helper as this type spells it (f64 renames builtins to the kF64Math helpers).
+  const char* type = wgsl_type(value);
+  const char* bits = value == Value::I64 ? "64" : "32";
+  std::map<const Helper*, std::string> code;
+  for (const Helper* h : pool) {
+    std::string text = substitute_type(h->code, type);
+    for (size_t at = text.find("BITS"); at != std::string::npos; at = text.find("BITS", at)) text.replace(at, 4, bits);
+    code.emplace(h, std::move(text));
+  }
   // Grow the set of reached helpers to a fixed point, then emit them in pool order (callees are
   // listed before callers or WGSL resolves them anyway: module-scope declarations are order-free).
   std::set<const Helper*> reached;
@@ -220,20 +341,14 @@ std::string math_helpers(const std::string& expression, Value value) {
     for (const Helper* h : pool) {
       if (!reached.count(h) && calls(scanned, h->name)) {
         reached.insert(h);
-        scanned += h->code;
+        scanned += code[h];
         grew = true;
       }
     }
   }
   std::string out;
-  const char* type = wgsl_type(value);
-  const char* bits = value == Value::I64 ? "64" : "32";
-  for (const Helper* h : pool) {
-    if (!reached.count(h)) continue;
-    std::string code = substitute_type(h->code, type);
-    for (size_t at = code.find("BITS"); at != std::string::npos; at = code.find("BITS", at)) code.replace(at, 4, bits);
-    out += code;
-  }
+  for (const Helper* h : pool)
+    if (reached.count(h)) out += code[h];
   return out;
 }
 
