@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/amin.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/nll_loss_backward_ops.h>
 #include <ATen/ops/nll_loss_forward_ops.h>
@@ -27,7 +28,9 @@ bool native_case(const at::Tensor& self, const at::Tensor& target, const std::op
 
 void check_targets(const at::Tensor& target, int64_t classes, int64_t ignore_index) {
   if (target.numel() == 0) return;
-  const int64_t high = at::amax(target).item<int64_t>(), low = at::amin(target).item<int64_t>();
+  // One read for both bounds: each read waits for the device to drain.
+  const at::Tensor bounds = at::stack({at::amax(target), at::amin(target)}).cpu();
+  const int64_t high = bounds[0].item<int64_t>(), low = bounds[1].item<int64_t>();
   TORCH_CHECK_INDEX((high < classes || high == ignore_index) && (low >= 0 || low == ignore_index),
                     "Target ", high >= classes ? high : low, " is out of bounds.");
 }
