@@ -477,15 +477,42 @@ print(kernels(lambda: x[4:4100] + x[8:]))
 print(kernels(lambda: x[1:4097] - x[:4096]))
 print(kernels(lambda: x[:4097] * x[:4097]))
 print(kernels(lambda: x[:4096] * i))
+h = x.half()
+print(kernels(lambda: h[4:4100] + h[:4096]))
+print(kernels(lambda: h[2:4098] - h[:4096]))
+print(kernels(lambda: torch.lt(x[:4096], h[:4096])))
 """)
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.strip().splitlines()[-4:]
+    lines = result.stdout.strip().splitlines()[-7:]
     assert lines == [
         "['ew/add/f32>f32,f32,f32/r1/plain/v4']",    # aligned, nonzero offsets
         "['ew/sub/f32>f32,f32,f32/r1/plain']",       # misaligned offset
-        "['ew/mul/f32>f32,f32,f32/r1/plain']",       # 4097 elements: no whole vec4s
+        "['ew/mul/f32>f32,f32,f32/r1/plain']",       # 4097 elements: no whole groups of four
         "['ew/mul/f32>f32,f32,i32/r1/plain/v4']",    # int32 operand converted per lane
+        "['ew/add/f32>f16,f16,f16/r1/word/v4']",     # 16-bit: two words per thread
+        "['ew/sub/f32>f16,f16,f16/r1/word']",        # offset 2: words shared with neighbours
+        "['ew/lt/f32>bool,f32,f16/r1/word/v4']",     # bool result: one word per thread
     ], lines
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int16, torch.uint8, torch.int8, torch.bool],
+                         ids=str)
+def test_packed_dtypes_four_per_thread_leave_neighbours_alone(dtype):
+    base = values((64,), dtype, seed=30)
+    other = values((64,), dtype, seed=31)
+    d, o = base.to("dml"), other.to("dml")
+    # In place on an aligned slice: the words it owns are whole; the elements around it keep their values.
+    expected = base.clone()
+    view, dview = expected[8:24], d[8:24]
+    if dtype == torch.bool:
+        view.logical_xor_(other[:16])
+        dview.logical_xor_(o[:16])
+    else:
+        view.mul_(other[:16])
+        dview.mul_(o[:16])
+    close(d, expected)
+    close(torch.where(o[:32] != o[32:], d[:32], d[32:]), torch.where(other[:32] != other[32:], expected[:32], expected[32:]))
+    close(d[4:36] == o[8:40], expected[4:36] == other[8:40])
 
 
 # ---- transcendentals near 0, at the edges of their range, and float64 ------------------------------

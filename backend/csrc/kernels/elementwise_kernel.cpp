@@ -126,11 +126,30 @@ Store store_mode(const ElementwiseProblem& pr) {
   return dense(pr, 0) ? Store::Word : Store::Scatter;
 }
 
+// On the four-elements-per-thread path an operand's four elements are one vec4<u32> (32-bit dtypes),
+// one vec2<u32> (16-bit) or one u32 (8-bit).
+const char* quad_type(c10::ScalarType type) {
+  switch (c10::elementSize(type)) {
+    case 4: return "vec4<u32>";
+    case 2: return "vec2<u32>";
+    default: return "u32";
+  }
+}
+
+// WGSL that spreads a loaded quad_type value `v` into an array<u32> named `name`, for typed_load().
+std::string quad_words(c10::ScalarType type, const std::string& name, const std::string& v) {
+  switch (c10::elementSize(type)) {
+    case 4: return "  let " + name + " = array<u32, 4>(" + v + ".x, " + v + ".y, " + v + ".z, " + v + ".w);\n";
+    case 2: return "  let " + name + " = array<u32, 2>(" + v + ".x, " + v + ".y);\n";
+    default: return "  let " + name + " = array<u32, 1>(" + v + ");\n";
+  }
+}
+
 struct KernelSpec {
   const ElementwiseProblem& pr;
   Value compute;
   Store store;
-  bool vec4 = false;
+  bool vec4 = false; // four elements per thread, every operand dense (see vec4_path)
 
   // The spec packed into 64 bits, for the per-op pipeline lookup that runs on every dispatch.
   uint64_t code() const {
@@ -175,13 +194,13 @@ struct KernelSpec {
     wgsl << "  scalars: array<vec4<u32>, " << kScalarSlots / 2 << ">,\n}\n";
     // Every storage binding is read_write: in-place ops bind one buffer as output and input, and a
     // read-only plus read-write binding of one buffer in one dispatch is a validation error.
-    const char* out_type = vec4 ? "vec4<u32>" : store == Store::Scatter ? "atomic<u32>" : typed_array_type(pr.out.dtype);
+    const char* out_type = vec4 ? quad_type(pr.out.dtype) : store == Store::Scatter ? "atomic<u32>" : typed_array_type(pr.out.dtype);
     wgsl << "@group(0) @binding(0) var<storage, read_write> dst: array<" << out_type << ">;\n";
     uint32_t binding = 1;
     for (int k = 0; k < pr.input_count; ++k) {
       if (pr.inputs[k].is_scalar) continue;
       wgsl << "@group(0) @binding(" << binding++ << ") var<storage, read_write> in" << k << ": array<"
-           << (vec4 ? "vec4<u32>" : typed_array_type(pr.inputs[k].tensor.dtype)) << ">;\n";
+           << (vec4 ? quad_type(pr.inputs[k].tensor.dtype) : typed_array_type(pr.inputs[k].tensor.dtype)) << ">;\n";
     }
     wgsl << "@group(0) @binding(" << binding << ") var<uniform> p: Params;\n";
     wgsl << store_helpers(pr.out.dtype);
@@ -201,7 +220,8 @@ struct KernelSpec {
     wgsl << "fn value(";
     wgsl << "e: u32";
     for (int k = 0; vec4 && k < pr.input_count; ++k)
-      if (!pr.inputs[k].is_scalar) wgsl << ", x" << k << ": u32";
+      if (!pr.inputs[k].is_scalar)
+        wgsl << ", x" << k << ": " << wgsl_type(value_of(pr.inputs[k].tensor.dtype));
     wgsl << ") -> " << store_value_type(pr.out.dtype) << " {\n";
     for (int k = 0; k < pr.input_count; ++k) {
       const Value want = input_value(op, k, compute);
@@ -210,8 +230,7 @@ struct KernelSpec {
         v = decode_scalar(k, want);
       } else {
         const c10::ScalarType type = pr.inputs[k].tensor.dtype;
-        const std::string raw = vec4 ? std::string(type == c10::kFloat ? "bitcast<f32>(x" : "bitcast<i32>(x") +
-                                           std::to_string(k) + ")"
+        const std::string raw = vec4 ? "x" + std::to_string(k)
                                      : typed_load(type, "in" + std::to_string(k), "index" + std::to_string(k) + "(e)");
         v = convert_value(raw, value_of(type), want);
       }
@@ -229,16 +248,27 @@ struct KernelSpec {
       wgsl << store_body(store, c10::elementSize(pr.out.dtype)) << "}\n";
       return wgsl.str();
     }
-    // p.head.x counts vec4s here; element offsets are multiples of 4.
+    // p.head.x counts groups of four here; element offsets are multiples of 4.
     wgsl << "  if (t >= p.head.x) { return; }\n";
     std::string args[4] = {"4u * t", "4u * t + 1u", "4u * t + 2u", "4u * t + 3u"};
     for (int k = 0; k < pr.input_count; ++k) {
       if (pr.inputs[k].is_scalar) continue;
-      wgsl << "  let v" << k << " = in" << k << "[(" << offset_lanes[k] << " >> 2u) + t];\n";
-      for (int lane = 0; lane < 4; ++lane) args[lane] += std::string(", v") + std::to_string(k) + "." + "xyzw"[lane];
+      const c10::ScalarType type = pr.inputs[k].tensor.dtype;
+      const std::string v = "v" + std::to_string(k), w = "w" + std::to_string(k);
+      wgsl << "  let " << v << " = in" << k << "[(" << offset_lanes[k] << " >> 2u) + t];\n" << quad_words(type, w, v);
+      for (int lane = 0; lane < 4; ++lane) args[lane] += ", " + typed_load(type, w, std::to_string(lane) + "u");
     }
-    wgsl << "  dst[(p.head.y >> 2u) + t] = vec4<u32>(value(" << args[0] << "), value(" << args[1] << "), value("
-         << args[2] << "), value(" << args[3] << "));\n}\n";
+    std::string r[4];
+    for (int lane = 0; lane < 4; ++lane) r[lane] = "value(" + args[lane] + ")";
+    wgsl << "  dst[(p.head.y >> 2u) + t] = ";
+    switch (c10::elementSize(pr.out.dtype)) {
+      case 4: wgsl << "vec4<u32>(" << r[0] << ", " << r[1] << ", " << r[2] << ", " << r[3] << ");\n}\n"; break;
+      case 2:
+        wgsl << "vec2<u32>(" << r[0] << " | (" << r[1] << " << 16u), " << r[2] << " | (" << r[3] << " << 16u));\n}\n";
+        break;
+      default:
+        wgsl << r[0] << " | (" << r[1] << " << 8u) | (" << r[2] << " << 16u) | (" << r[3] << " << 24u);\n}\n";
+    }
     return wgsl.str();
   }
 };
@@ -274,15 +304,16 @@ WGPUComputePipeline find_pipeline(runtime::DeviceContext& context, const KernelS
   return compiled;
 }
 
-// Every operand dense, 32-bit and (checked by the caller) aligned to four elements: each thread then
-// moves one vec4 per operand and computes no index, the path memory-bound ops need to reach a GPU's
-// bandwidth.
+// Every operand dense, of 1, 2 or 4 bytes, and (checked by the caller) aligned to four elements: each
+// thread then moves four elements of every operand in one load (a vec4, vec2 or single word) and
+// computes no index, the path memory-bound ops need to reach a GPU's bandwidth; packed outputs are
+// written as whole words, which only this thread's elements occupy.
 bool vec4_path(const ElementwiseProblem& pr, Store store) {
-  if (store != Store::Plain || pr.numel % 4 != 0 || c10::elementSize(pr.out.dtype) != 4 || !dense(pr, 0)) return false;
+  auto fits = [](c10::ScalarType type) { return c10::elementSize(type) <= 4; };
+  if (store == Store::Scatter || pr.numel % 4 != 0 || !fits(pr.out.dtype) || !dense(pr, 0)) return false;
   for (int k = 0; k < pr.input_count; ++k) {
     if (pr.inputs[k].is_scalar) continue;
-    const c10::ScalarType type = pr.inputs[k].tensor.dtype;
-    if ((type != c10::kFloat && type != c10::kInt) || !dense(pr, k + 1)) return false;
+    if (!fits(pr.inputs[k].tensor.dtype) || !dense(pr, k + 1)) return false;
   }
   return true;
 }
@@ -322,8 +353,9 @@ void launch(runtime::DeviceContext& context, const ElementwiseProblem& pr) {
     threads = end - first;
   }
   if (vec4_path(pr, spec.store)) {
-    bool aligned = out_window.element_offset % 4 == 0;
+    bool aligned = out_window.element_offset % 4 == 0 && out_window.offset % 16 == 0;
     for (int k = 0; k < pr.input_count; ++k) aligned = aligned && params.offsets[k] % 4 == 0;
+    for (uint32_t b = 1; b < storage_count; ++b) aligned = aligned && bindings[b].offset % 16 == 0;
     if (aligned) {
       spec.vec4 = true;
       params.head[0] = static_cast<uint32_t>(pr.numel / 4);
