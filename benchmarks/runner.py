@@ -40,16 +40,15 @@ def run_case(case: Case, device: str, repeats: int) -> dict[str, Any]:
     fallback_ops: dict[str, int] = {}
     try:
         fn = case.make(device)
-        host_only = case.clock == "thread"
         if torch.device(device).type == "dml":
             import torch_dml
 
             fn()  # warm-up outside the count: kernels compile once
             torch_dml.reset_fallback_counts()
-            timing = measure(fn, device, repeats=repeats, warmup=1, host_only=host_only)
+            timing = measure(fn, device, repeats=repeats, warmup=1, host_only=case.host_only)
             fallback_ops = torch_dml.fallback_counts()
         else:
-            timing = measure(fn, device, repeats=repeats, host_only=host_only)
+            timing = measure(fn, device, repeats=repeats, host_only=case.host_only)
     except Exception as error:  # noqa: BLE001 -- a row that cannot run is reported, the run goes on
         row.update(status="error", error=f"{type(error).__name__}: {str(error)[:200]}")
         return row

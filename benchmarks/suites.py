@@ -20,7 +20,7 @@ class Case:
     work: float                    # bytes or FLOPs per call (0 for latency rows)
     inner: int = 1
     accelerator_only: bool = False # host <-> device copies mean nothing on the CPU
-    clock: str = "wall"            # "thread": the calling thread's CPU time until the sync (host cost)
+    host_only: bool = False        # the calling thread's CPU time until the sync (host cost), not wall time
 
 
 def _elementwise(quick: bool) -> Iterator[Case]:
@@ -86,7 +86,7 @@ def _overhead(quick: bool) -> Iterator[Case]:
     yield Case("overhead", "1000 tiny add_", "16", "us/op", make_chain, 1000.0)
     # The host's share alone: Python, dispatcher, our recording and wgpu's, without the wait for the
     # device (the per-dispatch host cost target is about this figure).
-    yield Case("overhead", "1000 tiny add_, host CPU time", "16", "us/op", make_chain, 1000.0, clock="thread")
+    yield Case("overhead", "1000 tiny add_, host CPU time", "16", "us/op", make_chain, 1000.0, host_only=True)
     for n in ([1 << 20] if quick else [1 << 20, 1 << 26]):
         def make_h2d(device: str, n: int = n) -> Callable[[], object]:
             host = torch.rand(n)

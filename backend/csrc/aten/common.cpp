@@ -1,5 +1,6 @@
 #include "aten/common.h"
 
+#include <ATen/native/Resize.h>
 #include <c10/core/StorageImpl.h>
 
 #include <limits>
@@ -51,6 +52,11 @@ bool copy_geometry(const at::TensorIteratorBase& iter, kernels::CopyGeometry& ge
     geometry.src_stride[d] = static_cast<uint32_t>(src_stride);
   }
   return true;
+}
+
+void assign_out(const at::Tensor& out, const at::Tensor& result) {
+  at::native::resize_output(out, result.sizes());
+  out.copy_(result);
 }
 
 void grow_storage(c10::StorageImpl* storage, size_t nbytes) {

@@ -23,6 +23,10 @@ void check_dtype_supported(runtime::DeviceContext& context, c10::ScalarType dtyp
 // source. Returns false when the iterator does not fit the kernels' limits (rank, 32-bit strides).
 bool copy_geometry(const at::TensorIteratorBase& iter, kernels::CopyGeometry& geometry);
 
+// out <- result for an out= overload computed through its functional form: out is resized as
+// PyTorch's out= rules say, then receives the values (converted to its dtype).
+void assign_out(const at::Tensor& out, const at::Tensor& result);
+
 // Grows a dml storage to at least `nbytes`, keeping its contents (the ATen CPU helpers would memcpy
 // device addresses).
 void grow_storage(c10::StorageImpl* storage, size_t nbytes);

@@ -1,10 +1,11 @@
 // mse_loss and its backward, composed from native elementwise ops and reductions (ATen's own kernels are
 // CPU/CUDA-only, so without these the loss and its gradient went through the CPU fallback).
 #include <ATen/core/Reduction.h>
-#include <ATen/native/Resize.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/sub.h>
 #include <torch/library.h>
+
+#include "aten/common.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -18,9 +19,7 @@ at::Tensor mse(const at::Tensor& self, const at::Tensor& target, int64_t reducti
 }
 
 at::Tensor& mse_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
-  const at::Tensor result = mse(self, target, reduction);
-  at::native::resize_output(out, result.sizes());
-  out.copy_(result);
+  assign_out(out, mse(self, target, reduction));
   return out;
 }
 
@@ -33,9 +32,7 @@ at::Tensor mse_backward(const at::Tensor& grad_output, const at::Tensor& self, c
 
 at::Tensor& mse_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
                                   int64_t reduction, at::Tensor& grad_input) {
-  const at::Tensor result = mse_backward(grad_output, self, target, reduction);
-  at::native::resize_output(grad_input, result.sizes());
-  grad_input.copy_(result);
+  assign_out(grad_input, mse_backward(grad_output, self, target, reduction));
   return grad_input;
 }
 

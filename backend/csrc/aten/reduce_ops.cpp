@@ -147,10 +147,7 @@ void reduce_into(ReduceOp op, const char* name, const at::Tensor& self, at::Opti
   at::Tensor acc_out = result.scalar_type() == acc ? result : at::empty({0}, result.options().dtype(acc));
   auto iter = at::native::make_reduction(name, acc_out, self, dims, keepdim, self.scalar_type(), acc);
   launch(op, name, iter, 1, self, extras);
-  if (!acc_out.is_same(result)) {
-    at::native::resize_output(result, acc_out.sizes());
-    result.copy_(acc_out);
-  }
+  if (!acc_out.is_same(result)) assign_out(result, acc_out);
 }
 
 // values, indices <- max/min/argmax/argmin of self over one dim.
@@ -165,10 +162,7 @@ void reduce_with_indices(ReduceOp op, const char* name, const at::Tensor& self, 
   const at::Tensor input = self.scalar_type() == acc ? self : self.to(acc);
   auto iter = at::native::make_reduction(name, acc_values, index_out, input, dim, keepdim, acc, c10::kLong);
   launch(op, name, iter, 2, input, {});
-  if (values.defined() && !acc_values.is_same(values)) {
-    at::native::resize_output(values, acc_values.sizes());
-    values.copy_(acc_values);
-  }
+  if (values.defined() && !acc_values.is_same(values)) assign_out(values, acc_values);
 }
 
 c10::ScalarType result_type(const at::Tensor& out, std::optional<c10::ScalarType> dtype) {

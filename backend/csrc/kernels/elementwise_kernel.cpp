@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
-#include <unordered_map>
 
 #include "kernels/binding_window.h"
 #include "kernels/dtypes.h"
@@ -280,30 +279,6 @@ Window window_of(runtime::DeviceContext& context, const DeviceTensorRef& t, cons
   return binding_window(context, t.buffer_size, c10::elementSize(t.dtype), t.element_offset, last);
 }
 
-// Compiled elementwise kernels by (op row, packed spec), in front of the name-keyed pipeline cache so
-// the common case builds no kernel name. Pipelines live as long as the process.
-WGPUComputePipeline find_pipeline(runtime::DeviceContext& context, const KernelSpec& spec, uint32_t storage_count) {
-  struct Key {
-    const ElementwiseOp* op;
-    uint64_t code;
-    int device;
-    bool operator==(const Key& o) const { return op == o.op && code == o.code && device == o.device; }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>()(k.code ^ (reinterpret_cast<uintptr_t>(k.op) * 0x9E3779B97F4A7C15ull) ^
-                                   static_cast<uint64_t>(k.device));
-    }
-  };
-  static auto* known = new std::unordered_map<Key, WGPUComputePipeline, KeyHash>(); // caller holds the device lock
-  const Key key{spec.pr.op, spec.code(), context.index()};
-  auto found = known->find(key);
-  if (found != known->end()) return found->second;
-  WGPUComputePipeline compiled = pipeline(context, spec.name(), storage_count, [&] { return spec.source_code(); });
-  known->emplace(key, compiled);
-  return compiled;
-}
-
 // Every operand dense, of 1, 2 or 4 bytes, and (checked by the caller) aligned to four elements: each
 // thread then moves four elements of every operand in one load (a vec4, vec2 or single word) and
 // computes no index, the path memory-bound ops need to reach a GPU's bandwidth; packed outputs are
@@ -363,7 +338,8 @@ void launch(runtime::DeviceContext& context, const ElementwiseProblem& pr) {
     }
   }
   const Grid grid = grid_for(context, (threads + kWorkgroup - 1) / kWorkgroup);
-  WGPUComputePipeline compiled = find_pipeline(context, spec, storage_count);
+  WGPUComputePipeline compiled = pipeline(context, PipelineKey{pr.op, spec.code()}, storage_count,
+                                         [&] { return spec.name(); }, [&] { return spec.source_code(); });
   context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), grid.x, grid.y);
 }
 

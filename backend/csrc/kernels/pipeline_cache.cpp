@@ -3,8 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
-#include <map>
-#include <memory>
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
@@ -16,11 +15,35 @@ namespace {
 
 using webgpu::wgpu;
 
-using Cache = std::unordered_map<std::string, webgpu::ComputePipeline>;
+struct KeyHash {
+  size_t operator()(const PipelineKey& k) const {
+    return std::hash<uint64_t>()(k.code ^ (reinterpret_cast<uintptr_t>(k.family) * 0x9E3779B97F4A7C15ull));
+  }
+};
 
+// One device's kernels: by name (they own the pipelines), and by packed key in front of that.
+struct Cache {
+  std::unordered_map<std::string, webgpu::ComputePipeline> by_name;
+  std::unordered_map<PipelineKey, WGPUComputePipeline, KeyHash> by_key;
+};
+
+constexpr int kMaxDevices = 64;
+
+// Read on every dispatch without a global lock: a device's slot is filled once, under `guard`, and
+// never freed (pipelines outlive static destruction order); its maps are used under the device lock.
 Cache& cache_for(int device) {
-  static auto* caches = new std::map<int, Cache>(); // leaked: pipelines outlive static destruction order
-  return (*caches)[device];
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, "torch_dml: device index ", device, " beyond ", kMaxDevices);
+  static std::atomic<Cache*> slots[kMaxDevices];
+  Cache* cache = slots[device].load(std::memory_order_acquire);
+  if (cache) return *cache;
+  static std::mutex guard;
+  std::lock_guard<std::mutex> lock(guard);
+  cache = slots[device].load(std::memory_order_relaxed);
+  if (!cache) {
+    cache = new Cache();
+    slots[device].store(cache, std::memory_order_release);
+  }
+  return *cache;
 }
 
 } // namespace
@@ -29,8 +52,8 @@ WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string&
                              const std::function<std::string()>& make_source) {
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
   Cache& cache = cache_for(context.index());
-  auto found = cache.find(name);
-  if (found != cache.end()) return found->second.get();
+  auto found = cache.by_name.find(name);
+  if (found != cache.by_name.end()) return found->second.get();
 
   const std::string source = make_source();
   WGPUShaderSourceWGSL wgsl = WGPU_SHADER_SOURCE_WGSL_INIT;
@@ -54,14 +77,24 @@ WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string&
   }
   context.check("compiling kernel '" + name + "'");
   WGPUComputePipeline result = created.get();
-  cache.emplace(name, std::move(created));
+  cache.by_name.emplace(name, std::move(created));
   return result;
+}
+
+WGPUComputePipeline find_pipeline(runtime::DeviceContext& context, const PipelineKey& key) {
+  const auto& by_key = cache_for(context.index()).by_key;
+  auto found = by_key.find(key);
+  return found == by_key.end() ? nullptr : found->second;
+}
+
+void remember_pipeline(runtime::DeviceContext& context, const PipelineKey& key, WGPUComputePipeline compiled) {
+  cache_for(context.index()).by_key.emplace(key, compiled);
 }
 
 std::vector<std::string> compiled_kernel_names(runtime::DeviceContext& context) {
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
   std::vector<std::string> names;
-  for (const auto& [name, compiled] : cache_for(context.index())) names.push_back(name);
+  for (const auto& [name, compiled] : cache_for(context.index()).by_name) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -2,6 +2,7 @@
 // pipeline cache in the C API), so each distinct kernel is compiled once per process.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,6 +17,30 @@ namespace torch_dml::kernels {
 // diagnostics and the kernel name.
 WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string& name, uint32_t storage_count,
                              const std::function<std::string()>& make_source);
+
+// A kernel identified without building its name: the family's address (any object unique to it, such
+// as an op table row) and its variant packed into 64 bits.
+struct PipelineKey {
+  const void* family;
+  uint64_t code;
+  bool operator==(const PipelineKey& other) const { return family == other.family && code == other.code; }
+};
+
+// The compiled pipeline under `key`, or nullptr; the caller holds the device lock.
+WGPUComputePipeline find_pipeline(runtime::DeviceContext& context, const PipelineKey& key);
+void remember_pipeline(runtime::DeviceContext& context, const PipelineKey& key, WGPUComputePipeline compiled);
+
+// The same cache, looked up by key first, for kernels launched often enough that building their name
+// per dispatch would show: `make_name` and `make_source` run only the first time. The caller holds the
+// device lock.
+template <typename MakeName, typename MakeSource>
+WGPUComputePipeline pipeline(runtime::DeviceContext& context, const PipelineKey& key, uint32_t storage_count,
+                             MakeName&& make_name, MakeSource&& make_source) {
+  if (WGPUComputePipeline found = find_pipeline(context, key)) return found;
+  WGPUComputePipeline compiled = pipeline(context, make_name(), storage_count, make_source);
+  remember_pipeline(context, key, compiled);
+  return compiled;
+}
 
 // Names of the kernels compiled so far on a device, sorted (tests check which variant ran).
 std::vector<std::string> compiled_kernel_names(runtime::DeviceContext& context);

@@ -427,7 +427,7 @@ Plan plan_for(runtime::DeviceContext& context, const ReduceProblem& r) {
       !plan.spec.subgroup_fold("x").empty();
   if (plan.spec.workgroup && splittable(r.op) && g.red_numel >= kSplitFrom) {
     const uint64_t by_size = (g.red_numel + kSliceElements - 1) / kSliceElements;
-    plan.slices = std::min(by_size, std::max<uint64_t>(1, kSplitGroups / g.out_numel));
+    plan.slices = std::min(by_size, std::max<uint64_t>(1, kSplitGroups / std::max<uint64_t>(g.out_numel, 1)));
   }
   if (plan.slices >= 2) {
     plan.spec.stage = Stage::Partial;
@@ -475,9 +475,7 @@ bool window_fits(runtime::DeviceContext& context, const ReduceProblem& r, const 
                                               r.input.element_offset + e.last));
 }
 
-} // namespace
-
-std::string reduce_unsupported_reason(runtime::DeviceContext& context, const ReduceProblem& r) {
+std::string unsupported_reason(runtime::DeviceContext& context, const ReduceProblem& r, const Plan& plan) {
   const auto in_info = dtype_info(r.input.dtype);
   if (!in_info) return std::string("no WGSL reduction for ") + c10::toString(r.input.dtype);
   for (c10::ScalarType type : {r.input.dtype, r.out.dtype}) {
@@ -494,7 +492,6 @@ std::string reduce_unsupported_reason(runtime::DeviceContext& context, const Red
     return "an output larger than one storage binding";
   if (g.out_numel == 0 || fits_binding(context, input_window(context, r))) return "";
   // A larger input runs in dispatches over ranges of work items, each binding what its items read.
-  const Plan plan = plan_for(context, r);
   if (plan.items > 0xFFFFFFFFull) return "more than 2^32 work items";
   for (uint64_t w : {uint64_t{0}, plan.items - 1}) {
     const auto one = items_extent(r, plan, w, w + 1);
@@ -504,17 +501,16 @@ std::string reduce_unsupported_reason(runtime::DeviceContext& context, const Red
   return "";
 }
 
-namespace {
-
 // Records one kernel over work items [w0, w1) of `r`; for a Partial kernel, `plan` gives the slices.
+// `windowed`: the input exceeds one binding, so the dispatch binds just what items [w0, w1) read.
 void launch(runtime::DeviceContext& context, const ReduceProblem& r, const Spec& spec, const Plan& plan,
-            uint64_t w0, uint64_t w1) {
+            uint64_t w0, uint64_t w1, bool windowed = false) {
   const ReduceGeometry& g = r.geometry;
   const bool arg = is_arg(r.op);
   const uint32_t storage_count = arg ? 3 : 2;
   Window win_in = input_window(context, r);
   uint32_t input_offset = static_cast<uint32_t>(win_in.element_offset);
-  if (!fits_binding(context, win_in)) {
+  if (windowed) {
     const Extent e = *items_extent(r, plan, w0, w1);
     win_in = binding_window(context, r.input.buffer_size, c10::elementSize(r.input.dtype),
                             r.input.element_offset + e.first, r.input.element_offset + e.last);
@@ -565,28 +561,32 @@ void launch(runtime::DeviceContext& context, const ReduceProblem& r, const Spec&
 
 // Halves the range of work items until what each part reads fits one binding.
 void launch_range(runtime::DeviceContext& context, const ReduceProblem& r, const Spec& spec, const Plan& plan,
-                  uint64_t w0, uint64_t w1) {
-  if (w1 - w0 > 1 && !fits_binding(context, input_window(context, r)) &&
-      !window_fits(context, r, *items_extent(r, plan, w0, w1))) {
+                  uint64_t w0, uint64_t w1, bool windowed) {
+  if (windowed && w1 - w0 > 1 && !window_fits(context, r, *items_extent(r, plan, w0, w1))) {
     const uint64_t middle = w0 + (w1 - w0) / 2;
-    launch_range(context, r, spec, plan, w0, middle);
-    launch_range(context, r, spec, plan, middle, w1);
+    launch_range(context, r, spec, plan, w0, middle, windowed);
+    launch_range(context, r, spec, plan, middle, w1, windowed);
     return;
   }
-  launch(context, r, spec, plan, w0, w1);
+  launch(context, r, spec, plan, w0, w1, windowed);
 }
 
 } // namespace
 
+std::string reduce_unsupported_reason(runtime::DeviceContext& context, const ReduceProblem& r) {
+  return unsupported_reason(context, r, plan_for(context, r));
+}
+
 void reduce(runtime::DeviceContext& context, const ReduceProblem& r) {
-  const std::string reason = reduce_unsupported_reason(context, r);
+  const Plan plan = plan_for(context, r);
+  const std::string reason = unsupported_reason(context, r, plan);
   TORCH_CHECK(reason.empty(), "torch_dml: ", op_name(r.op), " of ", r.input.dtype, " cannot run on ",
               context.describe(), ": ", reason);
   const ReduceGeometry& g = r.geometry;
   if (g.out_numel == 0) return;
-  const Plan plan = plan_for(context, r);
+  const bool windowed = !fits_binding(context, input_window(context, r));
   if (plan.slices == 1) {
-    launch_range(context, r, plan.spec, plan, 0, plan.items);
+    launch_range(context, r, plan.spec, plan, 0, plan.items, windowed);
     return;
   }
 
@@ -599,7 +599,7 @@ void reduce(runtime::DeviceContext& context, const ReduceProblem& r) {
 
   ReduceProblem first = r;
   first.out = partials;
-  launch_range(context, first, plan.spec, plan, 0, plan.items);
+  launch_range(context, first, plan.spec, plan, 0, plan.items, windowed);
 
   // The second pass reads row o's partial results at o * slices, contiguous in output order.
   ReduceProblem second = r;
