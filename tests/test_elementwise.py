@@ -5,8 +5,11 @@ than one storage binding."""
 
 from __future__ import annotations
 
+import math
+import random
 from pathlib import Path
 
+import mpmath
 import pytest
 import torch
 import torch.nn.functional as F
@@ -97,27 +100,17 @@ def low_precision_tolerance(name: str, dtype: torch.dtype) -> dict[str, float]:
     return tol
 
 
-def native_f64(name: str) -> bool:
-    return any(row["name"] == name and "f64" in row.get("dtypes", []) for row in ROWS)
-
-
-def run_op(name, fn, *args):
-    """fn(*args) on dml: natively, or for float64 on a row without an f64 kernel, through the counted
-    fallback (WGSL has no f64 transcendentals), which must then be what ran."""
-    if args[0].dtype != torch.float64 or native_f64(name):
-        return fn(*args)
-    torch_dml.reset_fallback_counts()
-    with torch_dml.strict(False):
-        result = fn(*args)
-    assert torch_dml.fallback_counts(), f"{name} float64 should have run on the CPU fallback"
-    return result
+def test_every_floating_row_has_a_float64_kernel():
+    # float64 is native wherever the adapter has shader-f64: no row may leave it to the fallback.
+    missing = [row["name"] for row in ROWS if "float" in row.get("dtypes", []) and "f64" not in row["dtypes"]]
+    assert not missing
 
 
 @pytest.mark.parametrize("name,fn,low,high,dtype", list(unary_cases()))
 def test_unary(name, fn, low, high, dtype):
     x = values((3, 67), dtype, low, high)
     expected = fn(x)
-    actual = run_op(name, fn, x.to("dml"))
+    actual = fn(x.to("dml"))
     tol = low_precision_tolerance(name, expected.dtype) if expected.dtype.is_floating_point else {}
     close(actual, expected, **tol)
 
@@ -225,7 +218,7 @@ def test_binary(name, fn, dtype):
     a, b = binary_inputs(name, dtype)
     expected = fn(a, b)
     tol = {"rtol": 1e-4, "atol": 1e-5} if expected.dtype == torch.float32 and name in ("pow", "logaddexp2") else {}
-    close(run_op(name, fn, a.to("dml"), b.to("dml")), expected, **tol)
+    close(fn(a.to("dml"), b.to("dml")), expected, **tol)
 
 
 @pytest.mark.parametrize("name", list(BACKWARD))
@@ -541,6 +534,73 @@ def test_transcendentals_keep_relative_precision_near_zero_and_at_the_edges(name
     rel = ((got[finite].double() - want[finite].double()).abs() / want[finite].double().abs()).max().item()
     # float32 builtins may err by (3 + 2|x|) ulp (WGSL's exp bound); ours stay within a few ulp.
     assert rel < (2e-5 if dtype == torch.float32 else 1e-14), (name, rel)
+
+
+@pytest.mark.skipif(not F64, reason="the adapter has no shader-f64")
+def test_float64_scalars_reach_the_kernel_exactly():
+    # A scalar sent as two float32 halves (48 bits) moved 1/3 off itself: x <= 1/3 failed at x = 1/3.
+    x = torch.tensor([1 / 3, 0.34, 0.2, -1 / 3, 1e-300, 1e300], dtype=torch.float64)
+    d = x.to("dml")
+    assert torch.equal(F.threshold(d, 1 / 3, 1 / 7).cpu(), F.threshold(x, 1 / 3, 1 / 7))
+    assert torch.equal((d * (1 / 3)).cpu(), x * (1 / 3))
+    assert torch.equal(d.clamp(-1 / 3, 1 / 3).cpu(), x.clamp(-1 / 3, 1 / 3))
+
+
+def ulp_error(got: float, want) -> float:
+    """|got - want| in units of the float64 ulp at want (want an mpmath number)."""
+    nearest = float(want)
+    if math.isinf(nearest) or nearest == 0:
+        return 0.0 if got == nearest else math.inf
+    return float(abs(mpmath.mpf(got) - want) / math.ulp(nearest))
+
+
+def spread(seed: int, count: int, low: float, high: float, log: bool = False) -> list[float]:
+    rng = random.Random(seed)
+    if log:
+        return [rng.choice((-1, 1)) * 10 ** rng.uniform(low, high) for _ in range(count)]
+    return [rng.uniform(low, high) for _ in range(count)]
+
+
+# Arguments near multiples of pi/2, down to the closest float64 there is (6381956970095103 * 2^797,
+# 2^-61 from one), need the 2/pi bits far past double precision; the tails of erfc and erfinv need
+# relative precision where 1 - erf has none left.
+F64_ACCURACY = {
+    "sin": (torch.sin, mpmath.sin, 2),
+    "cos": (torch.cos, mpmath.cos, 2),
+    "tan": (torch.tan, mpmath.tan, 4),
+    "erf": (torch.erf, mpmath.erf, 3),
+    "erfc": (torch.erfc, mpmath.erfc, 5),
+    "erfinv": (torch.erfinv, mpmath.erfinv, 4),
+}
+TRIG_POINTS = (spread(1, 300, -10, 10) + spread(2, 300, -8, 308, log=True)
+               + [6381956970095103 * 2.0 ** 797, 5.319372648326541e255, 1e22, math.pi / 2, math.pi, 2 * math.pi,
+                  0.7853981633974483, 0.7853981633974484, 2.0 ** -27, 2.0 ** -26, 1e-310])
+F64_POINTS = {
+    "sin": TRIG_POINTS, "cos": TRIG_POINTS, "tan": TRIG_POINTS,
+    "erf": spread(3, 400, -7, 7) + spread(4, 100, -300, 0, log=True) + [0.5, -0.5, 4.0, 6.0],
+    "erfc": spread(5, 400, -7, 27.5) + [0.5, 1.0, 2.0, 4.0, 4.000000000000001, 26.5, 27.2],
+    "erfinv": spread(6, 300, -1, 1) + [1 - 10 ** e for e in spread(7, 150, -16, -1)] + spread(8, 50, -300, -1, log=True)
+              + [1 - 2.0 ** -53, 0.5, -0.5],
+}
+
+
+@pytest.mark.skipif(not F64, reason="the adapter has no shader-f64")
+@pytest.mark.parametrize("name", list(F64_ACCURACY))
+def test_float64_transcendentals_within_a_few_ulp(name):
+    fn, reference, bound = F64_ACCURACY[name]
+    points = F64_POINTS[name]
+    got = fn(torch.tensor(points, dtype=torch.float64, device="dml")).cpu().tolist()
+    with mpmath.workprec(300):
+        errors = [(ulp_error(g, reference(mpmath.mpf(x))), x) for g, x in zip(got, points)]
+    assert max(errors) <= (bound, math.inf), (name, max(errors))
+    special = torch.tensor([0.0, -0.0, math.inf, -math.inf, math.nan], dtype=torch.float64)
+    if name == "erfinv":
+        special = torch.tensor([0.0, -0.0, 1.0, -1.0, 1.5, math.nan], dtype=torch.float64)
+    want = fn(special)
+    got = fn(special.to("dml")).cpu()
+    assert torch.equal(torch.isnan(got), torch.isnan(want)), (special, got, want)
+    finite = ~torch.isnan(want)
+    assert torch.equal(got[finite], want[finite]) and torch.equal(got[finite].signbit(), want[finite].signbit()), (got, want)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32] + ([torch.float64] if F64 else []), ids=str)

@@ -6,13 +6,15 @@ import torch_dml
 
 pytestmark = pytest.mark.usefixtures("strict")
 
-FLOATS = [torch.float32, torch.float16, torch.bfloat16]
-TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16: (3e-2, 3e-2)}
+FLOATS = [torch.float32, torch.float16, torch.bfloat16] + ([torch.float64] if torch_dml.has_float64_support(0) else [])
+TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16: (3e-2, 3e-2),
+             torch.float64: (1e-12, 1e-13)}
 
 
 def reference(fn, *tensors):
-    """The CPU result in float32 from the same (rounded) inputs, cast to the input dtype."""
-    result = fn(*[t.float() for t in tensors])
+    """The CPU result at the kernel's accumulation precision (float32, float64 for float64) from the
+    same (rounded) inputs, cast to the input dtype."""
+    result = fn(*[t if t.dtype == torch.float64 else t.float() for t in tensors])
     return result.to(tensors[0].dtype)
 
 
@@ -20,7 +22,7 @@ def check(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype, k: i
     assert actual.device.type == "dml" and actual.dtype == expected.dtype and actual.shape == expected.shape
     rtol, atol = TOLERANCE[dtype]
     atol *= max(1.0, k / 16)  # another summation order: rounding grows with the length of the dot products
-    torch.testing.assert_close(actual.cpu().float(), expected.float(), rtol=rtol, atol=atol)
+    torch.testing.assert_close(actual.cpu().double(), expected.double(), rtol=rtol, atol=atol)
 
 
 def rand(*shape, dtype=torch.float32, seed=0):
@@ -91,6 +93,17 @@ def test_matmul_composites_and_empty_k():
 def test_shape_errors_match_cpu():
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         torch.mm(torch.ones(2, 3, device="dml"), torch.ones(4, 5, device="dml"))
+
+
+@pytest.mark.skipif(not torch_dml.has_float64_support(0), reason="the adapter has no shader-f64")
+def test_float64_keeps_float64_precision_and_scalars():
+    # float64 accumulates in float64, with alpha and beta at full precision (a float32 alpha of 1/3
+    # would be 1e-8 off).
+    a, b, c = rand(33, 70, dtype=torch.float64, seed=5), rand(70, 20, dtype=torch.float64, seed=6), rand(20, dtype=torch.float64, seed=7)
+    got = torch.addmm(c.to("dml"), a.to("dml"), b.to("dml"), beta=1 / 7, alpha=1 / 3).cpu()
+    torch.testing.assert_close(got, torch.addmm(c, a, b, beta=1 / 7, alpha=1 / 3), rtol=1e-13, atol=1e-14)
+    v = rand(70, dtype=torch.float64, seed=8)
+    torch.testing.assert_close(torch.dot(v.to("dml"), v.to("dml")).cpu(), torch.dot(v, v), rtol=1e-14, atol=0)
 
 
 def test_integer_matmul_goes_to_the_counted_fallback():

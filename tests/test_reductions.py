@@ -17,7 +17,8 @@ def tolerance(dtype, n=1):
         return {"rtol": 2e-2, "atol": 2e-2 * max(1.0, n ** 0.5)}
     if dtype == torch.float32:
         return {"rtol": 1e-4, "atol": 1e-3}
-    return {"rtol": 1e-7, "atol": 1e-7}
+    # float64 to summation-order rounding: a scale or order carried in float32 (1e-8) must fail.
+    return {"rtol": 1e-12, "atol": 1e-16 * max(1.0, n)}
 
 
 def close(actual, expected, dtype, n=1):
@@ -114,8 +115,6 @@ def test_any_all_count_nonzero(dtype):
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("ord", [2, 1, 0, 3.5, float("inf"), -float("inf")])
 def test_vector_norm(dtype, ord):
-    if dtype == torch.float64 and ord == 3.5:
-        pytest.skip("float64 norms of general order run on the CPU fallback (pow is float32 in WGSL)")
     x = sample((3, 80), dtype, seed=4)
     d = x.to("dml")
     close(torch.linalg.vector_norm(d, ord, dim=1), torch.linalg.vector_norm(x, ord, dim=1), dtype, 80)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import yaml
 
+from backend.codegen import gen_f64_math
+
 BACKEND = Path(__file__).resolve().parent.parent
 TABLE = BACKEND / "ops.yaml"
 OPS_HEADER = BACKEND / "csrc" / "kernels" / "generated" / "elementwise_ops.h"
@@ -197,8 +199,9 @@ def render_registrations(rows: list[Row]) -> str:
 
 
 def outputs() -> dict[Path, str]:
+    """Every generated file of the family, the float64 math constants its kernels use included."""
     rows = load_rows()
-    return {OPS_HEADER: render_ops_header(rows), REGISTRATIONS: render_registrations(rows)}
+    return {OPS_HEADER: render_ops_header(rows), REGISTRATIONS: render_registrations(rows), **gen_f64_math.outputs()}
 
 
 def write_if_changed(path: Path, text: str) -> bool:

@@ -1,4 +1,5 @@
-// The matmul family on the GEMM kernel: mm, bmm, addmm, baddbmm, addmv, dot. matmul, linear, mv and
+// The matmul family on the GEMM kernel: mm, bmm, addmm, baddbmm, addmv, dot (float32, float16,
+// bfloat16, and float64 where the adapter has shader-f64). matmul, linear, mv and
 // einsum reach these through their composites. Inputs of other dtypes go to the CPU fallback
 // (counted, refused in strict mode) rather than to a silent host computation.
 #include <ATen/native/CPUFallback.h>
@@ -30,7 +31,9 @@ kernels::MatrixOperand operand(const at::Tensor& t3) {
   return op;
 }
 
-bool gemm_dtype(c10::ScalarType type) {
+bool gemm_dtype(const at::Tensor& t) {
+  const c10::ScalarType type = t.scalar_type();
+  if (type == c10::kDouble) return context_of(t).has(runtime::Feature::ShaderF64);
   return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
 }
 
@@ -39,9 +42,10 @@ void run_gemm(const at::Tensor& a3, const at::Tensor& b3, const std::optional<at
               const c10::Scalar& alpha, const c10::Scalar& beta, const at::Tensor& out3) {
   if (out3.numel() == 0) return;
   runtime::DeviceContext& context = context_of(out3);
-  const bool direct = out3.scalar_type() == c10::kFloat;
+  const c10::ScalarType accumulator = a3.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
+  const bool direct = out3.scalar_type() == accumulator;
   c10::DeviceGuard guard(out3.device());
-  at::Tensor target = direct ? out3 : at::empty(out3.sizes(), out3.options().dtype(c10::kFloat));
+  at::Tensor target = direct ? out3 : at::empty(out3.sizes(), out3.options().dtype(accumulator));
   kernels::GemmProblem problem;
   problem.batch = static_cast<uint64_t>(a3.size(0));
   problem.m = static_cast<uint64_t>(a3.size(1));
@@ -57,10 +61,10 @@ void run_gemm(const at::Tensor& a3, const at::Tensor& b3, const std::optional<at
     problem.a = operand(a3);
     problem.b = operand(b3);
   }
-  problem.alpha = alpha.toFloat();
-  problem.beta = beta.toFloat();
+  problem.alpha = alpha.toDouble();
+  problem.beta = beta.toDouble();
   // beta == 0 ignores the addend entirely (NaN and inf included), as PyTorch specifies.
-  if (addend3 && problem.beta != 0.0f) problem.addend = operand(*addend3);
+  if (addend3 && problem.beta != 0.0) problem.addend = operand(*addend3);
   const std::string reason = kernels::gemm_unsupported_reason(context, problem);
   TORCH_CHECK(reason.empty(), "torch_dml: matmul of ", a3.scalar_type(), " on ", context.describe(), ": ", reason);
   {
@@ -78,7 +82,7 @@ void check_same_dtype(const at::Tensor& a, const at::Tensor& b, const at::Tensor
 }
 
 bool fits_kernel(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& addend) {
-  if (!gemm_dtype(a.scalar_type()) || a.scalar_type() != b.scalar_type()) return false;
+  if (!gemm_dtype(a) || a.scalar_type() != b.scalar_type()) return false;
   return !addend || addend->scalar_type() == a.scalar_type();
 }
 

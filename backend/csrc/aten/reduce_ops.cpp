@@ -104,7 +104,7 @@ bool reduce_geometry(const at::TensorIteratorBase& iter, int outputs, kernels::R
 
 struct Extras {
   double correction = 0; // Var
-  float p = 2;           // NormP
+  double p = 2;          // NormP
   bool sqrt_result = false;
 };
 
@@ -131,8 +131,8 @@ void launch(ReduceOp op, const char* name, const at::TensorIteratorBase& iter, i
   }
   problem.geometry = g;
   const double n = static_cast<double>(g.red_numel);
-  if (op == ReduceOp::Mean) problem.scale = static_cast<float>(1.0 / n);
-  if (op == ReduceOp::Var) problem.scale = static_cast<float>(1.0 / std::max(n - extras.correction, 0.0));
+  if (op == ReduceOp::Mean) problem.scale = 1.0 / n;
+  if (op == ReduceOp::Var) problem.scale = 1.0 / std::max(n - extras.correction, 0.0);
   problem.p = extras.p;
   problem.sqrt_result = extras.sqrt_result;
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
@@ -360,12 +360,7 @@ at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dim) {
 
 at::Tensor& vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  const double order = ord.toDouble();
-  // pow() runs in float32 in the kernel: float64 norms of other orders keep their precision on the CPU.
-  const bool float64_pow = self.scalar_type() == c10::kDouble && order != 0 && order != 1 && order != 2 &&
-      !std::isinf(order);
-  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()) || (dtype && *dtype != self.scalar_type()) ||
-      float64_pow)
+  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()) || (dtype && *dtype != self.scalar_type()))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::linalg_vector_norm_out>::call(self, ord, dim, keepdim, dtype, out);
   const double p = ord.toDouble();
   ReduceOp op = ReduceOp::NormP;
@@ -376,7 +371,7 @@ at::Tensor& vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::
   if (std::isinf(p) && self.numel() == 0)
     TORCH_CHECK(false, "linalg.vector_norm cannot compute the ", ord, " norm on an empty tensor because the "
                 "operation does not have an identity");
-  reduce_into(op, "linalg_vector_norm", self, dim, keepdim, out, Extras{0, static_cast<float>(p), false});
+  reduce_into(op, "linalg_vector_norm", self, dim, keepdim, out, Extras{0, p, false});
   return out;
 }
 

@@ -67,13 +67,9 @@ void encode_scalar(const c10::Scalar& s, Value value, c10::ScalarType compute, u
       break;
     }
     case Value::F64: {
-      // No f64 literals through a u32 bitcast in WGSL: a double is sent as the sum of two floats
-      // (about 48 significant bits; exact for the values scalars usually hold).
+      // The double's own bits (a float64 kernel always has shader-int64 to reassemble them).
       const double d = s.to<double>();
-      const float hi = static_cast<float>(d);
-      const float lo = std::isfinite(hi) ? static_cast<float>(d - static_cast<double>(hi)) : 0.0f;
-      std::memcpy(&words[0], &hi, 4);
-      std::memcpy(&words[1], &lo, 4);
+      std::memcpy(&words[0], &d, 8);
       break;
     }
     case Value::I64: {
@@ -101,7 +97,7 @@ std::string decode_scalar(int slot, Value value) {
   const std::string lo = vec + lanes[(slot % 2) * 2], hi = vec + lanes[(slot % 2) * 2 + 1];
   switch (value) {
     case Value::F32: return "bitcast<f32>(" + lo + ")";
-    case Value::F64: return "(f64(bitcast<f32>(" + lo + ")) + f64(bitcast<f32>(" + hi + ")))";
+    case Value::F64: return "bitcast<f64>((u64(" + hi + ") << 32u) | u64(" + lo + "))";
     case Value::I64: return "((i64(bitcast<i32>(" + hi + ")) << 32u) | i64(" + lo + "))";
     case Value::I32: return "bitcast<i32>(" + lo + ")";
     case Value::Bool: return "(" + lo + " != 0u)";

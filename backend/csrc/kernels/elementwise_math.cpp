@@ -1,4 +1,5 @@
 #include "kernels/elementwise_math.h"
+#include "kernels/generated/f64_math.h"
 
 #include <cctype>
 #include <map>
@@ -42,6 +43,13 @@ const Helper kF64Bits[] = {
     {"inf_", "fn inf_() -> f64 { return bitcast<f64>(0x7ff0000000000000lu); }\n"},
     {"copysign_", "fn copysign_(x: f64, y: f64) -> f64 {\n  return bitcast<f64>((bitcast<u64>(x) & 0x7fffffffffffffffl"
                   "u) | (bitcast<u64>(y) & 0x8000000000000000lu));\n}\n"},
+    {"nextafter_", "fn nextafter_(x: f64, y: f64) -> f64 {\n"
+                   "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
+                   "  let ux = bitcast<u64>(x);\n  let uy = bitcast<u64>(y);\n"
+                   "  if (ux == uy || ((ux | uy) & 0x7ffffffffffffffflu) == 0lu) { return y; }\n"
+                   "  if ((ux & 0x7ffffffffffffffflu) == 0lu) { return bitcast<f64>((uy & 0x8000000000000000lu) | 1lu); }\n"
+                   "  let away = (x < y) != signbit_(x);\n"
+                   "  return bitcast<f64>(select(ux - 1lu, ux + 1lu, away));\n}\n"},
 };
 
 const Helper kIntBits[] = {
@@ -169,8 +177,8 @@ const Helper kFloat[] = {
              "    return T(1.1283791670955126) * x * (T(1) + x2 * (T(-0.3333333333333333) + x2 * (T(0.1)"
              " + x2 * (T(-0.023809523809523808) + x2 * (T(0.004629629629629629) + x2 * T(-0.0007575757575757576))))));\n"
              "  }\n  return T(1) - erfc_(x);\n}\n"},
-    // Giles' single-precision approximation, then one Newton step on erf_.
-    {"erfinv_", "fn erfinv_(x: T) -> T {\n  if (abs(x) >= T(1)) { return select(nan_(), copysign_(inf_(), x), abs(x) == T(1)); }\n"
+    // Giles' single-precision approximation of erfinv for |x| < 1.
+    {"erfinv_giles_", "fn erfinv_giles_(x: T) -> T {\n"
                 "  var w = -log((T(1) - x) * (T(1) + x));\n  var p: T;\n"
                 "  if (w < T(5)) {\n    w = w - T(2.5);\n    p = T(2.81022636e-08);\n"
                 "    p = T(3.43273939e-07) + p * w;\n    p = T(-3.5233877e-06) + p * w;\n"
@@ -182,7 +190,10 @@ const Helper kFloat[] = {
                 "    p = T(-0.00367342844) + p * w;\n    p = T(0.00573950773) + p * w;\n"
                 "    p = T(-0.0076224613) + p * w;\n    p = T(0.00943887047) + p * w;\n"
                 "    p = T(1.00167406) + p * w;\n    p = T(2.83297682) + p * w;\n  }\n"
-                "  let y = p * x;\n"
+                "  return p * x;\n}\n"},
+    // That, then one Newton step on erf_.
+    {"erfinv_", "fn erfinv_(x: T) -> T {\n  if (abs(x) >= T(1)) { return select(nan_(), copysign_(inf_(), x), abs(x) == T(1)); }\n"
+                "  let y = erfinv_giles_(x);\n"
                 "  return y - (erf_(y) - x) / (T(1.1283791670955126) * exp(-y * y));\n}\n"},
     // pow with C's special cases; integer exponents up to 64 by repeated squaring for accuracy.
     {"pow_", "fn pow_(x: T, y: T) -> T {\n  if (y == T(0) || x == T(1)) { return T(1); }\n"
@@ -228,12 +239,67 @@ const Helper kFloat[] = {
                         "  if (negative != T(0)) { return round(x / scale) * scale; }\n  return round(x * scale) / scale;\n}\n"},
 };
 
-// float64 versions of the WGSL builtins that have none for f64 (exp, exp2, log, log2):
+// Payne and Hanek's reduction of |x| > pi/4 by pi/2, exact for every finite float64: |x| = m 2^e
+// with m a 53-bit integer, and (2/pi) |x| mod 4 depends only on the 192 bits of 2/pi from bit e - 1
+// on (the earlier ones make multiples of 4; 192 bits keep 2^-115 of the fraction, past the closest
+// any float64 comes to a multiple of pi/2). The product is done in 32-bit limbs, so the result is
+// exact whatever the shader compiler does to floating point. Returns (quadrant, r as a pair hi + lo)
+// with |r| <= pi/4.
+const std::string kTrigReduce = std::string(generated::kTwoOverPi) +
+    "fn trig_reduce_d(ax: T) -> vec3<f64> {\n"
+    "  let u = bitcast<u64>(ax);\n  let e = i32(u32(u >> 52u)) - 1075;\n"
+    "  let m = (u & 0x000ffffffffffffflu) | 0x0010000000000000lu;\n"
+    "  let mh = m >> 32u;\n  let ml = m & 0xfffffffflu;\n"
+    "  let j = u32(e + 62);\n  let wi = j >> 5u;\n  let s = j & 31u;\n"
+    "  var w: array<u32, 6>;\n"
+    "  for (var k = 0u; k < 6u; k++) {\n"
+    "    let a = TWO_OVER_PI_[wi + 5u - k];\n    let b = TWO_OVER_PI_[wi + 6u - k];\n"
+    "    w[k] = select(a, (a << s) | (b >> (32u - s)), s != 0u);\n  }\n"
+    "  var r: array<u32, 6>;\n  var carry = 0lu;\n"
+    "  for (var k = 0u; k < 6u; k++) {\n"
+    "    let p = ml * u64(w[k]) + carry;\n    r[k] = u32(p & 0xfffffffflu);\n    carry = p >> 32u;\n  }\n"
+    "  carry = 0lu;\n"
+    "  for (var k = 1u; k < 6u; k++) {\n"
+    "    let p = u64(r[k]) + mh * u64(w[k - 1u]) + carry;\n    r[k] = u32(p & 0xfffffffflu);\n    carry = p >> 32u;\n  }\n"
+    "  // The top two bits are the quadrant; a fraction of 1/2 or more rounds it up and turns negative.\n"
+    "  var q = r[5] >> 30u;\n  r[5] = r[5] & 0x3fffffffu;\n  let negative = (r[5] >> 29u) != 0u;\n"
+    "  if (negative) {\n    q = q + 1u;\n    var c = 1lu;\n"
+    "    for (var k = 0u; k < 6u; k++) {\n"
+    "      let t = u64(~r[k]) + c;\n      r[k] = u32(t & 0xfffffffflu);\n      c = t >> 32u;\n    }\n"
+    "    r[5] = r[5] & 0x3fffffffu;\n  }\n"
+    "  var shift = 0u;\n"
+    "  for (var k = 0u; k < 6u && r[5] == 0u; k++) {\n"
+    "    r[5] = r[4];\n    r[4] = r[3];\n    r[3] = r[2];\n    r[2] = r[1];\n    r[1] = r[0];\n    r[0] = 0u;\n"
+    "    shift = shift + 32u;\n  }\n"
+    "  if (r[5] == 0u) { return vec3<f64>(T(q & 3u), T(0), T(0)); }\n"
+    "  let lz = countLeadingZeros(r[5]);\n"
+    "  var t5 = r[5];\n  var t4 = r[4];\n  var t3 = r[3];\n"
+    "  if (lz != 0u) {\n"
+    "    t5 = (r[5] << lz) | (r[4] >> (32u - lz));\n    t4 = (r[4] << lz) | (r[3] >> (32u - lz));\n"
+    "    t3 = (r[3] << lz) | (r[2] >> (32u - lz));\n  }\n"
+    "  // The fraction's leading 96 bits as hi (53 bits) + lo (43 bits), each converted exactly.\n"
+    "  let h = (u64(t5) << 32u) | u64(t4);\n  let scale = i32(shift + lz);\n"
+    "  var hi = ldexp_d(T(h & 0xfffffffffffff800lu), -62 - scale);\n"
+    "  var lo = ldexp_d(T(h & 0x7fflu) * T(4294967296.0) + T(t3), -94 - scale);\n"
+    "  if (negative) {\n    hi = -hi;\n    lo = -lo;\n  }\n"
+    "  // times pi/2 (hi + lo parts), keeping the rounding error of the leading product. The pair is\n"
+    "  // left unnormalised: renormalising is an identity some compilers fold away.\n"
+    "  let p = two_prod_d(hi, T(1.5707963267948966));\n"
+    "  let rl = p.y + (hi * T(6.123233995736766e-17) + lo * T(1.5707963267948966));\n"
+    "  return vec3<f64>(T(q & 3u), p.x, rl);\n}\n";
+
+// float64 versions of the WGSL builtins that have none for f64 (exp, exp2, log, log2, sin, cos, tan):
 // substitute_type() renames the builtin calls in f64 kernels to these. Range reduction plus a
 // polynomial, accurate to a few ulp across the whole range (pow through exp2/log2 loses about
-// |y log2 x| ulp). sin/cos/tan stay on the CPU for float64: their reduction needs Payne-Hanek for
-// large arguments.
+// |y log2 x| ulp; sin and cos are within an ulp, tan two).
 const Helper kF64Math[] = {
+    // a * b as the pair (rounded product, its rounding error), by Dekker's method with the halves cut
+    // by bit masks: exact without a fused multiply-add (lavapipe's fma(x, x, -x * x) gave 0) and
+    // opaque to the algebraic rewriting that folds the usual error terms to 0.
+    {"split_d", "fn split_d(a: T) -> vec2<f64> {\n  let h = bitcast<f64>(bitcast<u64>(a) & 0xfffffffff8000000lu);\n"
+                "  return vec2<f64>(h, a - h);\n}\n"},
+    {"two_prod_d", "fn two_prod_d(a: T, b: T) -> vec2<f64> {\n  let p = a * b;\n  let x = split_d(a);\n  let y = split_d(b);\n"
+                   "  return vec2<f64>(p, ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y);\n}\n"},
     {"ldexp_d", "fn ldexp_d(x: T, k: i32) -> T {\n  var y = x;\n  var e = k;\n"
                 "  if (e > 1023) {\n    y = y * bitcast<f64>(0x7fe0000000000000lu);\n    e = min(e - 1023, 1023);\n  }\n"
                 "  if (e < -1022) {\n    y = y * bitcast<f64>(0x0010000000000000lu);\n    e = e + 1022;\n"
@@ -263,10 +329,84 @@ const Helper kF64Math[] = {
     {"log2_d", "fn log2_d(x: T) -> T {\n  if (isnan_(x) || x < T(0)) { return nan_(); }\n"
                "  if (x == T(0)) { return -inf_(); }\n  if (isinf_(x)) { return x; }\n  let q = log_parts_d(x);\n"
                "  return q.x + q.y * T(1.4426950408889634);\n}\n"},
+    {"trig_reduce_d", kTrigReduce.c_str()},
+    {"trig_arg_d", "fn trig_arg_d(ax: T) -> vec3<f64> {\n"
+                   "  if (ax <= T(0.7853981633974483)) { return vec3<f64>(T(0), ax, T(0)); }\n"
+                   "  return trig_reduce_d(ax);\n}\n"},
+    // Taylor series on |r| <= pi/4 to r^17 and r^18 (below 2^-60 relative there), with the low part
+    // of r folded in through the derivative.
+    {"sin_poly_d", "fn sin_poly_d(rh: T, rl: T) -> T {\n  let z = rh * rh;\n  var p = T(2.8114572543455206e-15);\n"
+                   "  p = T(-7.647163731819816e-13) + z * p;\n  p = T(1.6059043836821613e-10) + z * p;\n"
+                   "  p = T(-2.505210838544172e-08) + z * p;\n  p = T(2.7557319223985893e-06) + z * p;\n"
+                   "  p = T(-0.0001984126984126984) + z * p;\n  p = T(0.008333333333333333) + z * p;\n"
+                   "  p = T(-0.16666666666666666) + z * p;\n"
+                   "  return rh + (rl * (T(1) - T(0.5) * z) + rh * z * p);\n}\n"},
+    {"cos_poly_d", "fn cos_poly_d(rh: T, rl: T) -> T {\n  let z = rh * rh;\n  var p = T(-1.5619206968586225e-16);\n"
+                   "  p = T(4.779477332387385e-14) + z * p;\n  p = T(-1.1470745597729725e-11) + z * p;\n"
+                   "  p = T(2.08767569878681e-09) + z * p;\n  p = T(-2.755731922398589e-07) + z * p;\n"
+                   "  p = T(2.48015873015873e-05) + z * p;\n  p = T(-0.001388888888888889) + z * p;\n"
+                   "  p = T(0.041666666666666664) + z * p;\n"
+                   "  // Everything below 1 summed first, so the result is rounded once (a compensated 1 - z/2\n"
+                   "  // is an identity some compilers fold away).\n"
+                   "  return T(1) - (T(0.5) * z - (z * z * p - rh * rl));\n}\n"},
+    {"sin_d", "fn sin_d(x: T) -> T {\n  if (isnan_(x) || isinf_(x)) { return nan_(); }\n  let ax = abs(x);\n"
+              "  if (ax < T(1.4901161193847656e-08)) { return x; }\n  let r = trig_arg_d(ax);\n  let q = u32(r.x);\n"
+              "  var v = select(sin_poly_d(r.y, r.z), cos_poly_d(r.y, r.z), (q & 1u) == 1u);\n"
+              "  v = select(v, -v, q >= 2u);\n  return select(v, -v, x < T(0));\n}\n"},
+    {"cos_d", "fn cos_d(x: T) -> T {\n  if (isnan_(x) || isinf_(x)) { return nan_(); }\n  let ax = abs(x);\n"
+              "  if (ax < T(7.450580596923828e-09)) { return T(1); }\n  let r = trig_arg_d(ax);\n  let q = u32(r.x);\n"
+              "  let v = select(cos_poly_d(r.y, r.z), sin_poly_d(r.y, r.z), (q & 1u) == 1u);\n"
+              "  return select(v, -v, q == 1u || q == 2u);\n}\n"},
+    {"tan_d", "fn tan_d(x: T) -> T {\n  if (isnan_(x) || isinf_(x)) { return nan_(); }\n  let ax = abs(x);\n"
+              "  if (ax < T(1.4901161193847656e-08)) { return x; }\n  let r = trig_arg_d(ax);\n"
+              "  let s = sin_poly_d(r.y, r.z);\n  let c = cos_poly_d(r.y, r.z);\n"
+              "  let v = select(s / c, -c / s, (u32(r.x) & 1u) == 1u);\n  return select(v, -v, x < T(0));\n}\n"},
+    // e^(-x^2) with x^2 carried as a pair: x^2 rounded would cost x^2 2^-53 relative (7e-14 at 26).
+    {"exp_neg_sq_d", "fn exp_neg_sq_d(x: T) -> T {\n  let h = two_prod_d(x, x);\n"
+                     "  let e = exp(-h.x);\n  return e - e * h.y;\n}\n"},
+    {"erfcx_poly_d", generated::kErfcxPoly},
+    // erf's Taylor series for |x| < 0.5, to x^27.
+    {"erf_series_d", "fn erf_series_d(x: T) -> T {\n  let z = x * x;\n  var p = T(3.9554295164585257e-13);\n"
+                     "  p = T(-5.9477940136376354e-12) + z * p;\n  p = T(8.35070279514724e-11) + z * p;\n"
+                     "  p = T(-1.0892221037148573e-09) + z * p;\n  p = T(1.3122532963802806e-08) + z * p;\n"
+                     "  p = T(-1.4503852223150468e-07) + z * p;\n  p = T(1.4589169000933706e-06) + z * p;\n"
+                     "  p = T(-1.3227513227513228e-05) + z * p;\n  p = T(0.00010683760683760684) + z * p;\n"
+                     "  p = T(-0.0007575757575757576) + z * p;\n  p = T(0.004629629629629629) + z * p;\n"
+                     "  p = T(-0.023809523809523808) + z * p;\n  p = T(0.1) + z * p;\n"
+                     "  p = T(-0.3333333333333333) + z * p;\n  p = T(1) + z * p;\n"
+                     "  return T(1.1283791670955126) * x * p;\n}\n"},
+    // erfc for a >= 0.5: erfcx from its polynomials up to 4, from the even part of Laplace's
+    // continued fraction beyond (12 levels reach full precision there).
+    {"erfc_pos_d", "fn erfc_pos_d(a: T) -> T {\n  if (a > T(27.3)) { return T(0); }\n  var g: T;\n"
+                   "  if (a <= T(4)) {\n    g = erfcx_poly_d(a);\n  } else {\n    let y = T(2) * a * a;\n"
+                   "    var t = y + T(49);\n"
+                   "    for (var k = 12; k > 0; k--) { t = y + T(4 * k - 3) - T((2 * k - 1) * 2 * k) / t; }\n"
+                   "    g = T(1.1283791670955126) * a / t;\n  }\n  return exp_neg_sq_d(a) * g;\n}\n"},
+};
+
+// kFloat helpers that float64 replaces: the float32 forms stop at float32's precision.
+const Helper kF64Float[] = {
+    {"erf_", "fn erf_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
+             "  if (a < T(0.5)) { return erf_series_d(x); }\n  if (a > T(6)) { return copysign_(T(1), x); }\n"
+             "  return copysign_(T(1) - erfc_pos_d(a), x);\n}\n"},
+    {"erfc_", "fn erfc_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
+              "  if (a < T(0.5)) { return T(1) - erf_series_d(x); }\n  let r = erfc_pos_d(a);\n"
+              "  return select(r, T(2) - r, x < T(0));\n}\n"},
+    // Giles' single-precision start, then Newton steps: on erf up to 0.5, beyond on log erfc against
+    // 1 - |x| (exact there), which keeps the tail's relative precision and converges from afar.
+    {"erfinv_", "fn erfinv_(x: T) -> T {\n  let a = abs(x);\n  if (isnan_(x) || a > T(1)) { return nan_(); }\n"
+                "  if (a == T(1)) { return copysign_(inf_(), x); }\n"
+                "  var y = erfinv_giles_(a);\n"
+                "  if (a <= T(0.5)) {\n"
+                "    for (var i = 0; i < 2; i++) { y = y - (erf_(y) - a) / (T(1.1283791670955126) * exp_neg_sq_d(y)); }\n"
+                "  } else {\n    let c = T(1) - a;\n"
+                "    for (var i = 0; i < 4; i++) {\n      let e = erfc_(y);\n"
+                "      y = y + log(e / c) * e / (T(1.1283791670955126) * exp_neg_sq_d(y));\n    }\n  }\n"
+                "  return copysign_(y, x);\n}\n"},
 };
 
 // The builtins a float64 kernel reaches through kF64Math.
-const char* const kF64Builtins[] = {"exp", "exp2", "log", "log2"};
+const char* const kF64Builtins[] = {"exp", "exp2", "log", "log2", "sin", "cos", "tan"};
 
 bool is_ident(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -319,7 +459,13 @@ std::string math_helpers(const std::string& expression, Value value) {
     for (const auto& h : kIntBits) pool.push_back(&h);
   for (const auto& h : kGeneric) pool.push_back(&h);
   if (is_float)
-    for (const auto& h : kFloat) pool.push_back(&h);
+    for (const auto& h : kFloat) {
+      const Helper* chosen = &h;
+      if (value == Value::F64)
+        for (const auto& o : kF64Float)
+          if (std::string(o.name) == h.name) chosen = &o;
+      pool.push_back(chosen);
+    }
   if (value == Value::F64)
     for (const auto& h : kF64Math) pool.push_back(&h);
 

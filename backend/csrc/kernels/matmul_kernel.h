@@ -1,6 +1,7 @@
 // Batched GEMM: out[b] = alpha * A[b] @ B[b] + beta * addend[b], any strides on every operand (so
 // transposed and broadcast operands need no copies), float32 accumulation, float32 output.
-// A, B and the addend are float32, float16 or bfloat16 (one dtype for all three).
+// A, B and the addend are float32, float16 or bfloat16 (one dtype for all three), or all float64
+// (float64 accumulation and output) on an adapter with shader-f64.
 #pragma once
 
 #include <optional>
@@ -20,10 +21,10 @@ struct MatrixOperand {
 struct GemmProblem {
   uint64_t batch = 1, m = 0, n = 0, k = 0;
   MatrixOperand a, b;
-  MatrixOperand out; // float32
+  MatrixOperand out; // float32 (float64 for float64 operands)
   std::optional<MatrixOperand> addend;
-  float alpha = 1.0f;
-  float beta = 0.0f;
+  double alpha = 1.0;
+  double beta = 0.0;
 };
 
 // "" when the kernel can run the problem; otherwise why not (dtype, sizes beyond 32-bit indexing,

@@ -30,8 +30,8 @@ struct ReduceProblem {
   DeviceTensorRef out;                    // float32, float64, int32 or int64: the accumulator's type
   std::optional<DeviceTensorRef> indices; // int64, for ArgMax/ArgMin (and max/min over a dim)
   ReduceGeometry geometry;
-  float scale = 1.0f;   // Mean: 1/N; Var: 1/max(N - correction, 0)
-  float p = 2.0f;       // NormP: the order
+  double scale = 1.0;   // Mean: 1/N; Var: 1/max(N - correction, 0)
+  double p = 2.0;       // NormP: the order
   bool sqrt_result = false; // Var -> std
 };
 
