@@ -8,6 +8,7 @@ from conftest import DTYPES, make_tensor
 pytestmark = pytest.mark.usefixtures("strict")
 
 FLOATS = [t for t in DTYPES if t.is_floating_point]
+F64 = torch.float64 in DTYPES
 SHAPES_AND_DIMS = [((7,), None), ((5, 9), 1), ((5, 9), 0), ((4, 300), 1), ((3, 4, 5), (0, 2)), ((2, 3, 70), (1, 2)),
                    ((), None)]
 
@@ -189,16 +190,21 @@ def test_long_rows_split_into_slices(dtype, shape, dim):
     close(d.amax(dims), x.amax(dims), dtype)
     close(d.amin(dims), x.amin(dims), dtype)
     close(d.count_nonzero(dim), x.count_nonzero(dim), dtype)
+    if dtype != torch.bool and (dim is None or isinstance(dim, int)):
+        # Slices keep their best index; ties (x % 5 has many) must still pick the first.
+        assert torch.equal(d.argmax(dim).cpu(), x.argmax(dim)) and torch.equal(d.argmin(dim).cpu(), x.argmin(dim))
     close(d.any(dims) if dim is not None else d.any(), x.any(dims) if dim is not None else x.any(), dtype)
     close(d.all(dims) if dim is not None else d.all(), x.all(dims) if dim is not None else x.all(), dtype)
     if dtype.is_floating_point:
         close(d.mean(dim), x.mean(dim), dtype)
         close(d.nansum(dim), x.nansum(dim), dtype, n)
-        # float64 norms of general order run on the CPU fallback (pow is float32 in WGSL)
-        for order in (1, 2, float("inf")) + ((3,) if dtype != torch.float64 else ()):
+        for order in (1, 2, float("inf"), 3):
             wide = x.double() if dtype == torch.float64 else x.float()
             expected = torch.linalg.vector_norm(wide, order, dims).to(dtype)
             close(torch.linalg.vector_norm(d, order, dims), expected, dtype, n)
+        for correction in (0, 1):
+            close(d.var(dim, correction=correction), x.double().var(dim, correction=correction).to(dtype), dtype)
+        close(d.std(dim), x.double().std(dim).to(dtype), dtype)
         near_one = 1 + x.float() / 100  # a product of 70000 such values stays finite
         close(near_one.to("dml").prod(dim) if dim is not None and isinstance(dim, int) else near_one.to("dml").prod(),
               near_one.prod(dim) if dim is not None and isinstance(dim, int) else near_one.prod(), torch.float32)
@@ -227,6 +233,27 @@ def test_long_rows_take_the_split_kernels():
     assert "reduce/sum/f32>f32/o1r1/thread/combine" in names, names  # 13 partial results
     odd = torch.ones(50001, device="dml")
     assert odd.sum().item() == 50001 and odd[1:].sum().item() == 50000
+    assert d.argmax().item() == 0 and d.var().item() == 0
+    names = torch_dml._C._compiled_kernels(0)
+    for kernel in ("argmax/f32>f32/o1r1/wg/partial", "argmax/f32>f32/o1r1/thread/combine",
+                   "var/f32>f32/o1r1/wg/partial", "var/f32>f32/o1r1/thread/combine"):
+        assert "reduce/" + kernel in names, (kernel, names)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64] + ([torch.float64] if F64 else []), ids=str)
+def test_rows_of_many_slices_combine_in_a_workgroup(dtype):
+    # 300000 elements make 74 slices, so the combining pass takes a workgroup per row too.
+    x = sample((2, 300000), dtype, seed=10)
+    x[0, 123456] = x[0].max() + 1
+    x[1, 299999] = x[1].min() - 1
+    d = x.to("dml")
+    assert torch.equal(d.argmax(1).cpu(), x.argmax(1)) and torch.equal(d.argmin(1).cpu(), x.argmin(1))
+    values, indices = d.max(1)
+    assert torch.equal(indices.cpu(), x.max(1).indices) and torch.equal(values.cpu(), x.max(1).values)
+    if dtype.is_floating_point:
+        shifted = x + 1000  # a large mean: the slices' own means keep the deviations exact
+        close(shifted.to("dml").var(1), shifted.double().var(1).to(dtype), dtype)
+        close(torch.std_mean(d, 1)[0], x.double().std(1).to(dtype), dtype)
 
 
 def test_workgroup_memory_path_without_subgroups():
@@ -266,6 +293,11 @@ def test_inputs_beyond_one_binding_reduce_natively(big):
     close(d.view(-1, 4).mean(1), x.view(-1, 4).mean(1), torch.float32)                            # a thread per row
     close(d.view(8, 5, -1).norm(dim=(1, 2)), wide.view(8, 5, -1).norm(dim=(1, 2)).float(), torch.float32)
     assert d.amax().item() == x.amax().item() and d.amin().item() == x.amin().item()
+    # argmax/argmin and var/std split rows too, so a row beyond one binding runs natively.
+    assert d.argmax().item() == x.argmax().item() and d.argmin().item() == x.argmin().item()
+    assert torch.equal(d.view(4, -1).max(1).indices.cpu(), x.view(4, -1).max(1).indices)
+    torch.testing.assert_close(d.var().cpu(), wide.var().float(), rtol=1e-5, atol=0)
+    torch.testing.assert_close(d.view(2, -1).std(1).cpu(), wide.view(2, -1).std(1).float(), rtol=1e-5, atol=0)
 
 
 def test_inputs_beyond_one_binding_the_kernel_cannot_window_fall_back(big):
@@ -275,4 +307,4 @@ def test_inputs_beyond_one_binding_the_kernel_cannot_window_fall_back(big):
     with pytest.raises(torch_dml.FallbackError, match="sum"):
         d.view(4, -1).sum(0)
     with pytest.raises(torch_dml.FallbackError, match="argmax"):
-        d.argmax()
+        d.view(4, -1).argmax(0)

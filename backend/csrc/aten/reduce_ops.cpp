@@ -238,16 +238,21 @@ at::Tensor min_all(const at::Tensor& self) {
 
 std::tuple<at::Tensor&, at::Tensor&> max_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
                                              at::Tensor& indices) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_dim_max>::call(self, dim, keepdim, values, indices);
+  if (!native_input(self, at::IntArrayRef{dim})) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_dim_max>::call(self, dim, keepdim, values, indices);
   reduce_with_indices(ReduceOp::ArgMax, "max", self, dim, keepdim, values, indices);
   return {values, indices};
 }
 
 std::tuple<at::Tensor&, at::Tensor&> min_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
                                              at::Tensor& indices) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min_dim_min>::call(self, dim, keepdim, values, indices);
+  if (!native_input(self, at::IntArrayRef{dim})) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min_dim_min>::call(self, dim, keepdim, values, indices);
   reduce_with_indices(ReduceOp::ArgMin, "min", self, dim, keepdim, values, indices);
   return {values, indices};
+}
+
+// The dims an argmax/argmin reduces: the one given, or all of them.
+at::OptionalIntArrayRef arg_dims(const std::optional<int64_t>& dim) {
+  return dim ? at::OptionalIntArrayRef(at::IntArrayRef(*dim)) : at::OptionalIntArrayRef();
 }
 
 void arg_reduce(ReduceOp op, const char* name, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
@@ -266,13 +271,13 @@ void arg_reduce(ReduceOp op, const char* name, const at::Tensor& self, std::opti
 }
 
 at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::argmax_out>::call(self, dim, keepdim, out);
+  if (!native_input(self, arg_dims(dim))) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::argmax_out>::call(self, dim, keepdim, out);
   arg_reduce(ReduceOp::ArgMax, "argmax", self, dim, keepdim, out);
   return out;
 }
 
 at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::argmin_out>::call(self, dim, keepdim, out);
+  if (!native_input(self, arg_dims(dim))) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::argmin_out>::call(self, dim, keepdim, out);
   arg_reduce(ReduceOp::ArgMin, "argmin", self, dim, keepdim, out);
   return out;
 }
@@ -311,7 +316,7 @@ double correction_of(const std::optional<c10::Scalar>& correction) {
 
 at::Tensor& var_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
                     bool keepdim, at::Tensor& out) {
-  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()))
+  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::var_correction_out>::call(self, dim, correction, keepdim, out);
   reduce_into(ReduceOp::Var, "var", self, dim, keepdim, out, Extras{correction_of(correction), 2, false});
   return out;
@@ -319,7 +324,7 @@ at::Tensor& var_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const s
 
 at::Tensor& std_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
                     bool keepdim, at::Tensor& out) {
-  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()))
+  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::std_correction_out>::call(self, dim, correction, keepdim, out);
   reduce_into(ReduceOp::Var, "std", self, dim, keepdim, out, Extras{correction_of(correction), 2, true});
   return out;
@@ -338,14 +343,14 @@ std::tuple<at::Tensor, at::Tensor> moments(bool take_sqrt, const at::Tensor& sel
 
 std::tuple<at::Tensor, at::Tensor> var_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                             const std::optional<c10::Scalar>& correction, bool keepdim) {
-  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()))
+  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::var_mean_correction>::call(self, dim, correction, keepdim);
   return moments(false, self, dim, correction, keepdim);
 }
 
 std::tuple<at::Tensor, at::Tensor> std_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
                                             const std::optional<c10::Scalar>& correction, bool keepdim) {
-  if (!native_input(self) || !c10::isFloatingType(self.scalar_type()))
+  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::std_mean_correction>::call(self, dim, correction, keepdim);
   return moments(true, self, dim, correction, keepdim);
 }
