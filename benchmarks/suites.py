@@ -45,6 +45,7 @@ def _reductions(quick: bool) -> Iterator[Case]:
     sizes = [1 << 16, 1 << 20] if quick else [1 << 16, 1 << 20, 1 << 24, 1 << 26]
     for n in sizes:
         for name, fn in (("sum", lambda t: t.sum()), ("amax", lambda t: t.amax()), ("mean", lambda t: t.mean()),
+                         ("argmax", lambda t: t.argmax()), ("var", lambda t: t.var()),
                          ("sum last dim", lambda t: t.view(-1, 1024).sum(-1))):
             def make(device: str, n: int = n, fn: Callable = fn) -> Callable[[], object]:
                 a = torch.rand(n, device=device)
