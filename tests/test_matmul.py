@@ -106,6 +106,26 @@ def test_float64_keeps_float64_precision_and_scalars():
     torch.testing.assert_close(torch.dot(v.to("dml"), v.to("dml")).cpu(), torch.dot(v, v), rtol=1e-14, atol=0)
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_addbmm_sums_the_batch_products(dtype):
+    c, b1, b2 = rand(3, 4, dtype=dtype, seed=9), rand(5, 3, 6, dtype=dtype, seed=10), rand(5, 6, 4, dtype=dtype, seed=11)
+    expected = reference(lambda x, y, z: torch.addbmm(x, y, z, beta=0.5, alpha=2.0), c, b1, b2)
+    dc, d1, d2 = c.to("dml"), b1.to("dml"), b2.to("dml")
+    check(torch.addbmm(dc, d1, d2, beta=0.5, alpha=2.0), expected, dtype, 30)
+    check(torch.addbmm(dc, d1.transpose(1, 2).contiguous().transpose(1, 2), d2, beta=0.5, alpha=2.0), expected, dtype, 30)
+    out = torch.empty(0, dtype=dtype, device="dml")
+    torch.addbmm(dc[0], d1, d2, beta=0.5, alpha=2.0, out=out)  # a broadcast addend, a resized out
+    check(out, reference(lambda x, y, z: torch.addbmm(x, y, z, beta=0.5, alpha=2.0), c[0], b1, b2), dtype, 30)
+    dc.addbmm_(d1, d2)
+    check(dc, reference(torch.addbmm, c, b1, b2), dtype, 30)
+    empty = torch.addbmm(dc, d1[:0], d2[:0], beta=0.5)
+    check(empty, (dc.cpu() * 0.5), dtype)
+    with pytest.raises(RuntimeError, match="Incompatible matrix sizes"):
+        torch.addbmm(dc, d1, d1)
+    with pytest.raises(RuntimeError, match="expanded size"):
+        torch.zeros(3, 5, dtype=dtype, device="dml").addbmm_(d1, d2)
+
+
 def test_integer_matmul_goes_to_the_counted_fallback():
     a = torch.arange(6).reshape(2, 3)
     with pytest.raises(torch_dml.FallbackError, match="aten::mm"):
@@ -132,3 +152,10 @@ def test_large_tile_kernel_batched_and_named():
     a, b = rand(3, 130, 40, seed=24), rand(3, 40, 140, seed=25)
     check(torch.bmm(a.to("dml"), b.to("dml")), torch.bmm(a, b), torch.float32)
     assert "gemm128/f32" in torch_dml._C._compiled_kernels(0)
+
+
+def test_the_family_has_its_own_kernels():
+    # mv, matmul, linear and einsum are composites over these.
+    for overload in ("mm.out", "addmm.out", "bmm.out", "baddbmm.out", "addmv.out", "dot", "addbmm", "addbmm_",
+                     "addbmm.out"):
+        assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + overload, "PrivateUse1"), overload

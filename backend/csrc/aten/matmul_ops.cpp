@@ -1,9 +1,10 @@
-// The matmul family on the GEMM kernel: mm, bmm, addmm, baddbmm, addmv, dot (float32, float16,
+// The matmul family on the GEMM kernel: mm, bmm, addmm, baddbmm, addmv, addbmm, dot (float32, float16,
 // bfloat16, and float64 where the adapter has shader-f64). matmul, linear, mv and
 // einsum reach these through their composites. Inputs of other dtypes go to the CPU fallback
 // (counted, refused in strict mode) rather than to a silent host computation.
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/addbmm_ops.h>
 #include <ATen/ops/addmm_ops.h>
 #include <ATen/ops/addmv_ops.h>
 #include <ATen/ops/baddbmm_ops.h>
@@ -167,6 +168,43 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
   return out;
 }
 
+// The batches' products summed: one GEMM over the batches laid side by side along K ((m, B*k) by
+// (B*k, n); the first is a copy unless B or m is 1).
+at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                       const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  if (!fits_kernel(batch1, batch2, self))
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addbmm_out>::call(self, batch1, batch2, beta, alpha,
+                                                                                   out);
+  TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of batches, got ",
+              batch1.size(0), " and ", batch2.size(0));
+  TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (", batch1.size(1), "x",
+              batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
+  const int64_t batches = batch1.size(0), m = batch1.size(1), k = batch1.size(2), n = batch2.size(2);
+  return addmm_out(self, batch1.permute({1, 0, 2}).reshape({m, batches * k}), batch2.reshape({batches * k, n}), beta,
+                   alpha, out);
+}
+
+at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
+                  const c10::Scalar& alpha) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options());
+  return addbmm_out(self, batch1, batch2, beta, alpha, out);
+}
+
+at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
+                    const c10::Scalar& alpha) {
+  if (batch1.dim() == 3 && batch2.dim() == 3) {
+    // In place, self cannot grow to the product's shape (the errors are the CPU's).
+    const std::vector<int64_t> shape{batch1.size(1), batch2.size(2)};
+    (void)self.expand(shape);
+    TORCH_CHECK(self.sizes() == c10::IntArrayRef(shape), "output with shape ", self.sizes(),
+                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
+  }
+  return addbmm_out(self, batch1, batch2, beta, alpha, self);
+}
+
 at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
   if (!fits_kernel(self, other, std::nullopt))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::dot>::call(self, other);
@@ -190,6 +228,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
   m.impl("addmv.out", TORCH_FN(addmv_out));
   m.impl("dot", TORCH_FN(dot));
+  m.impl("addbmm.out", TORCH_FN(addbmm_out));
+  m.impl("addbmm", TORCH_FN(addbmm));
+  m.impl("addbmm_", TORCH_FN(addbmm_));
 }
 
 } // namespace
