@@ -167,7 +167,7 @@ BINARY = {
     "atan2": (torch.atan2, "float int"), "hypot": (torch.hypot, "float"), "copysign": (torch.copysign, "float int"),
     "maximum": (torch.maximum, "float int bool"), "minimum": (torch.minimum, "float int bool"),
     "fmax": (torch.fmax, "float int bool"), "fmin": (torch.fmin, "float int bool"), "xlogy": (torch.xlogy, "float"),
-    "heaviside": (torch.heaviside, "float int"), "nextafter": (torch.nextafter, "f32"),
+    "heaviside": (torch.heaviside, "float int bool"), "nextafter": (torch.nextafter, "f32 f64"),
     "logaddexp": (torch.logaddexp, "float"), "logaddexp2": (torch.logaddexp2, "float"),
     "bitwise_and": (torch.bitwise_and, "int bool"), "bitwise_or": (torch.bitwise_or, "int bool"),
     "bitwise_xor": (torch.bitwise_xor, "int bool"), "bitwise_left_shift": (torch.bitwise_left_shift, "int"),
@@ -186,6 +186,10 @@ BACKWARD = {
     "softplus_backward": lambda g, x: torch.ops.aten.softplus_backward(g, x, 1.0, 20.0),
     "hardsigmoid_backward": lambda g, x: torch.ops.aten.hardsigmoid_backward(g, x),
     "hardswish_backward": lambda g, x: torch.ops.aten.hardswish_backward(g, x),
+    "logit_backward": lambda g, x: torch.ops.aten.logit_backward(g, (x / 3).sigmoid(), 0.05),
+    "logit_backward, no eps": lambda g, x: torch.ops.aten.logit_backward(g, x / 3),  # NaN outside [0, 1]
+    "elu_backward": lambda g, x: torch.ops.aten.elu_backward(g, 0.7, 1.1, 0.9, False, x),
+    "elu_backward, of the result": lambda g, x: torch.ops.aten.elu_backward(g, 0.7, 1.1, 0.9, True, F.elu(x, 0.7)),
 }
 
 
@@ -205,7 +209,8 @@ def binary_inputs(name, dtype):
 
 def binary_cases():
     for name, (fn, classes) in BINARY.items():
-        dtypes = [torch.float32] if classes == "f32" else []
+        dtypes = [torch.float32] if "f32" in classes.split() else []
+        dtypes += [torch.float64] if "f64" in classes.split() and F64 else []
         dtypes += FLOATS if "float" in classes.split() else []
         dtypes += INTS if "int" in classes else []
         dtypes += [torch.bool] if "bool" in classes else []
@@ -319,6 +324,12 @@ def test_nan_semantics():
 
 
 # ---- ternary and glue -----------------------------------------------------------------------------
+def test_bool_tensor_bounds_of_clamp_min_and_clamp_max():
+    a, b = torch.tensor([True, False, True, False]), torch.tensor([True, True, False, False])
+    assert torch.equal(torch.clamp_min(a.to("dml"), b.to("dml")).cpu(), torch.clamp_min(a, b))
+    assert torch.equal(torch.clamp_max(a.to("dml"), b.to("dml")).cpu(), torch.clamp_max(a, b))
+
+
 @pytest.mark.parametrize("dtype", [t for t in DTYPES if t != torch.bool], ids=str)
 def test_clamp_where_masked_fill(dtype):
     x = values((6, 7), dtype, -8, 8, seed=14)

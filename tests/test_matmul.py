@@ -126,8 +126,24 @@ def test_addbmm_sums_the_batch_products(dtype):
         torch.zeros(3, 5, dtype=dtype, device="dml").addbmm_(d1, d2)
 
 
-def test_integer_matmul_goes_to_the_counted_fallback():
-    a = torch.arange(6).reshape(2, 3)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8], ids=str)
+def test_integer_matmul_is_exact_and_wraps_like_the_cpu(dtype):
+    g = torch.Generator().manual_seed(12)
+    high = 2**40 if dtype == torch.int64 else 100
+    a = torch.randint(-high if dtype != torch.uint8 else 0, high, (17, 70), generator=g).to(dtype)
+    b = torch.randint(-high if dtype != torch.uint8 else 0, high, (70, 9), generator=g).to(dtype)
+    c = torch.randint(0, 50, (9,), generator=g).to(dtype)
+    da, db, dc = a.to("dml"), b.to("dml"), c.to("dml")
+    assert torch.equal((da @ db).cpu(), a @ b)  # int8 products wrap: the same ring as the CPU's
+    assert torch.equal(torch.addmm(dc, da, db, beta=3, alpha=2).cpu(), torch.addmm(c, a, b, beta=3, alpha=2))
+    assert torch.equal(torch.addmm(dc, da, db, beta=0.5, alpha=2.9).cpu(), torch.addmm(c, a, b, beta=0.5, alpha=2.9))
+    assert torch.equal(torch.bmm(da.view(1, 17, 70), db.view(1, 70, 9)).cpu(), torch.bmm(a.view(1, 17, 70), b.view(1, 70, 9)))
+    assert torch.equal(torch.mv(da, db[:, 0]).cpu(), torch.mv(a, b[:, 0]))
+    assert torch.equal(torch.dot(da[0], db[:, 1]).cpu(), torch.dot(a[0], b[:, 1]))
+
+
+def test_bool_matmul_goes_to_the_counted_fallback():
+    a = torch.ones(2, 3, dtype=torch.bool)
     with pytest.raises(torch_dml.FallbackError, match="aten::mm"):
         torch.mm(a.to("dml"), a.t().to("dml"))
 

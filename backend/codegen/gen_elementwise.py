@@ -69,6 +69,7 @@ class Row:
     logical: bool = False
     inputs_as: str | None = None
     overloads: list[str] = field(default_factory=list)
+    operands: list[str] = field(default_factory=list)  # schema arguments the iterator takes, if not the first
 
 
 def load_rows(path: Path = TABLE) -> list[Row]:
@@ -86,7 +87,7 @@ def load_rows(path: Path = TABLE) -> list[Row]:
         rows.append(Row(name=raw["name"], builder=raw["builder"], exprs=exprs, dtypes=dtypes,
                         params=[str(p) for p in raw.get("params", [])], result_bool=raw.get("result") == "bool",
                         logical=bool(raw.get("logical")), inputs_as=raw.get("inputs_as"),
-                        overloads=list(raw.get("overloads", []))))
+                        overloads=list(raw.get("overloads", [])), operands=list(raw.get("operands", []))))
     return rows
 
 
@@ -153,7 +154,8 @@ def render_kernel(row: Row, overload: str) -> tuple[str, str]:
     arity, build = BUILDERS[row.builder]
     args = schema_args(overload)
     outs = [a for a in args if a.is_out]
-    inputs = [a for a in args if not a.is_out][:arity]
+    named = {a.name: a for a in args}
+    inputs = [named[n] for n in row.operands] if row.operands else [a for a in args if not a.is_out][:arity]
     if len(inputs) != arity or any(a.type not in ("Tensor", "Scalar") for a in inputs):
         raise ValueError(f"ops.yaml: {row.name}: {overload} does not start with {arity} tensor/scalar inputs")
     inplace = not outs and args[0].writes

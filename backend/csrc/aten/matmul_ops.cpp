@@ -1,5 +1,5 @@
 // The matmul family on the GEMM kernel: mm, bmm, addmm, baddbmm, addmv, addbmm, dot (float32, float16,
-// bfloat16, and float64 where the adapter has shader-f64). matmul, linear, mv and
+// bfloat16, the integer dtypes (int64 with shader-int64), and float64 where the adapter has shader-f64). matmul, linear, mv and
 // einsum reach these through their composites. Inputs of other dtypes go to the CPU fallback
 // (counted, refused in strict mode) rather than to a silent host computation.
 #include <ATen/native/CPUFallback.h>
@@ -35,7 +35,9 @@ kernels::MatrixOperand operand(const at::Tensor& t3) {
 bool gemm_dtype(const at::Tensor& t) {
   const c10::ScalarType type = t.scalar_type();
   if (type == c10::kDouble) return context_of(t).has(runtime::Feature::ShaderF64);
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+  if (type == c10::kLong) return context_of(t).has(runtime::Feature::ShaderInt64);
+  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kInt ||
+      type == c10::kShort || type == c10::kChar || type == c10::kByte;
 }
 
 // out3 = alpha * a3 @ b3 + beta * addend3, all (batch, rows, cols) views on one device.
@@ -43,7 +45,7 @@ void run_gemm(const at::Tensor& a3, const at::Tensor& b3, const std::optional<at
               const c10::Scalar& alpha, const c10::Scalar& beta, const at::Tensor& out3) {
   if (out3.numel() == 0) return;
   runtime::DeviceContext& context = context_of(out3);
-  const c10::ScalarType accumulator = a3.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
+  const c10::ScalarType accumulator = kernels::gemm_accumulator(a3.scalar_type());
   const bool direct = out3.scalar_type() == accumulator;
   c10::DeviceGuard guard(out3.device());
   at::Tensor target = direct ? out3 : at::empty(out3.sizes(), out3.options().dtype(accumulator));
@@ -64,8 +66,14 @@ void run_gemm(const at::Tensor& a3, const at::Tensor& b3, const std::optional<at
   }
   problem.alpha = alpha.toDouble();
   problem.beta = beta.toDouble();
+  const bool integral = c10::isIntegralType(a3.scalar_type(), /*includeBool=*/false);
+  if (integral) {
+    // The CPU truncates the scalars to the integer type.
+    problem.alpha_int = alpha.toLong();
+    problem.beta_int = beta.toLong();
+  }
   // beta == 0 ignores the addend entirely (NaN and inf included), as PyTorch specifies.
-  if (addend3 && problem.beta != 0.0) problem.addend = operand(*addend3);
+  if (addend3 && (integral ? problem.beta_int != 0 : problem.beta != 0.0)) problem.addend = operand(*addend3);
   const std::string reason = kernels::gemm_unsupported_reason(context, problem);
   TORCH_CHECK(reason.empty(), "torch_dml: matmul of ", a3.scalar_type(), " on ", context.describe(), ": ", reason);
   {

@@ -26,6 +26,7 @@
 #include <ATen/ops/cosh_ops.h>
 #include <ATen/ops/div_ops.h>
 #include <ATen/ops/elu_ops.h>
+#include <ATen/ops/elu_backward_ops.h>
 #include <ATen/ops/eq_ops.h>
 #include <ATen/ops/erf_ops.h>
 #include <ATen/ops/erfc_ops.h>
@@ -70,6 +71,7 @@
 #include <ATen/ops/logical_or_ops.h>
 #include <ATen/ops/logical_xor_ops.h>
 #include <ATen/ops/logit_ops.h>
+#include <ATen/ops/logit_backward_ops.h>
 #include <ATen/ops/lt_ops.h>
 #include <ATen/ops/maximum_ops.h>
 #include <ATen/ops/minimum_ops.h>
@@ -2765,6 +2767,42 @@ at::Tensor& k_hardswish_backward_out(const at::Tensor& grad_output, const at::Te
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardswish_backward_out>::call(grad_output, self, out);
 }
 
+// logit_backward
+at::Tensor k_logit_backward(const at::Tensor& grad_output, const at::Tensor& self, std::optional<double> eps) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logit_backward>::call(grad_output, self, eps);
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), grad_output, self);
+  if (run(kernels::ops::logit_backward, iter, {at::Scalar(eps.value_or(-1.0))})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logit_backward>::call(grad_output, self, eps);
+}
+
+// logit_backward.grad_input
+at::Tensor& k_logit_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, std::optional<double> eps, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logit_backward_grad_input>::call(grad_output, self, eps, grad_input);
+  at::TensorIterator iter;
+  iter.build_binary_op(grad_input, grad_output, self);
+  if (run(kernels::ops::logit_backward, iter, {at::Scalar(eps.value_or(-1.0))})) return grad_input;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logit_backward_grad_input>::call(grad_output, self, eps, grad_input);
+}
+
+// elu_backward
+at::Tensor k_elu_backward(const at::Tensor& grad_output, const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale, bool is_result, const at::Tensor& self_or_result) {
+  if (!takes(grad_output, self_or_result)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::elu_backward>::call(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), grad_output, self_or_result);
+  if (run(kernels::ops::elu_backward, iter, {at::Scalar(alpha), at::Scalar(scale), at::Scalar(input_scale), at::Scalar(is_result)})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::elu_backward>::call(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+}
+
+// elu_backward.grad_input
+at::Tensor& k_elu_backward_grad_input(const at::Tensor& grad_output, const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale, bool is_result, const at::Tensor& self_or_result, at::Tensor& grad_input) {
+  if (!takes(grad_output, self_or_result)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::elu_backward_grad_input>::call(grad_output, alpha, scale, input_scale, is_result, self_or_result, grad_input);
+  at::TensorIterator iter;
+  iter.build_binary_op(grad_input, grad_output, self_or_result);
+  if (run(kernels::ops::elu_backward, iter, {at::Scalar(alpha), at::Scalar(scale), at::Scalar(input_scale), at::Scalar(is_result)})) return grad_input;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::elu_backward_grad_input>::call(grad_output, alpha, scale, input_scale, is_result, self_or_result, grad_input);
+}
+
 // native_dropout_backward
 at::Tensor k_native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask, double scale) {
   if (!takes(grad_output, mask)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_dropout_backward>::call(grad_output, mask, scale);
@@ -3201,6 +3239,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardsigmoid_backward.grad_input", TORCH_FN(k_hardsigmoid_backward_grad_input));
   m.impl("hardswish_backward", TORCH_FN(k_hardswish_backward));
   m.impl("hardswish_backward.out", TORCH_FN(k_hardswish_backward_out));
+  m.impl("logit_backward", TORCH_FN(k_logit_backward));
+  m.impl("logit_backward.grad_input", TORCH_FN(k_logit_backward_grad_input));
+  m.impl("elu_backward", TORCH_FN(k_elu_backward));
+  m.impl("elu_backward.grad_input", TORCH_FN(k_elu_backward_grad_input));
   m.impl("native_dropout_backward", TORCH_FN(k_native_dropout_backward));
   m.impl("lerp.Tensor", TORCH_FN(k_lerp_Tensor));
   m.impl("lerp_.Tensor", TORCH_FN(k_lerp__Tensor));
