@@ -170,6 +170,13 @@ def test_out_variants_resize_and_convert():
     idx = torch.empty(7, dtype=torch.int64, device="dml")
     torch.argmax(x.to("dml"), 1, out=idx)
     assert torch.equal(idx.cpu(), x.argmax(1))
+    whole = torch.empty(0, dtype=torch.float64, device="dml")  # max/min over everything, out= (widened)
+    torch.max(x.to("dml"), out=whole)
+    assert whole.shape == () and whole.item() == x.max().item()
+    torch.min(x.to("dml"), out=whole)
+    assert whole.item() == x.min().item()
+    with pytest.raises(RuntimeError, match="canCast"):
+        torch.max(x.to("dml"), out=torch.empty(0, dtype=torch.int64, device="dml"))
 
 
 # ---- long rows: split into slices, partial results combined by a second pass -----------------------

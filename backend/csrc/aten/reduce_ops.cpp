@@ -236,6 +236,22 @@ at::Tensor min_all(const at::Tensor& self) {
   return full_extreme(ReduceOp::Min, "min", self);
 }
 
+at::Tensor& max_all_out(const at::Tensor& self, at::Tensor& out) {
+  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_unary_out>::call(self, out);
+  TORCH_CHECK(c10::canCast(self.scalar_type(), out.scalar_type()), "Expected canCast(", self.scalar_type(), ", ",
+              out.scalar_type(), ") to be true, but got false.");
+  assign_out(out, full_extreme(ReduceOp::Max, "max", self));
+  return out;
+}
+
+at::Tensor& min_all_out(const at::Tensor& self, at::Tensor& out) {
+  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min_unary_out>::call(self, out);
+  TORCH_CHECK(c10::canCast(self.scalar_type(), out.scalar_type()), "Expected canCast(", self.scalar_type(), ", ",
+              out.scalar_type(), ") to be true, but got false.");
+  assign_out(out, full_extreme(ReduceOp::Min, "min", self));
+  return out;
+}
+
 std::tuple<at::Tensor&, at::Tensor&> max_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
                                              at::Tensor& indices) {
   if (!native_input(self, at::IntArrayRef{dim})) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_dim_max>::call(self, dim, keepdim, values, indices);
@@ -422,6 +438,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("amin.out", TORCH_FN(amin_out));
   m.impl("max", TORCH_FN(max_all));
   m.impl("min", TORCH_FN(min_all));
+  m.impl("max.unary_out", TORCH_FN(max_all_out));
+  m.impl("min.unary_out", TORCH_FN(min_all_out));
   m.impl("max.dim_max", TORCH_FN(max_dim));
   m.impl("min.dim_min", TORCH_FN(min_dim));
   m.impl("argmax.out", TORCH_FN(argmax_out));
