@@ -2,12 +2,18 @@
 
 import pytest
 import torch
+import torch_dml
 
 pytestmark = pytest.mark.usefixtures("strict")
 
-FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16] + ([torch.float64] if torch_dml.has_float64_support(0) else [])
 TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-6}, torch.float16: {"rtol": 1e-2, "atol": 1e-3},
-             torch.bfloat16: {"rtol": 2e-2, "atol": 1e-2}}
+             torch.bfloat16: {"rtol": 2e-2, "atol": 1e-2}, torch.float64: {"rtol": 1e-13, "atol": 1e-14}}
+
+
+def wide(t: torch.Tensor) -> torch.Tensor:
+    """The reference's computation dtype: float32, float64 for float64."""
+    return t if t.dtype == torch.float64 else t.float()
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -17,7 +23,7 @@ TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-6}, torch.float16: {"rtol"
 def test_forward(dtype, shape, dim, fn):
     x = (torch.randn(shape, generator=torch.Generator().manual_seed(0)) * 4).to(dtype)
     actual = fn(x.to("dml"), dim)
-    expected = fn(x.float(), dim).to(dtype)
+    expected = fn(wide(x), dim).to(dtype)
     assert actual.device.type == "dml" and actual.dtype == dtype
     torch.testing.assert_close(actual.cpu(), expected, **TOLERANCE[dtype])
 
@@ -30,9 +36,9 @@ def test_forward(dtype, shape, dim, fn):
 def test_backward_kernels(dtype, forward, backward):
     x = torch.randn(6, 33, generator=torch.Generator().manual_seed(1)).to(dtype)
     grad = torch.randn(6, 33, generator=torch.Generator().manual_seed(2)).to(dtype)
-    y = forward(x.float(), 1).to(dtype)
+    y = forward(wide(x), 1).to(dtype)
     actual = backward(grad.to("dml"), y.to("dml"), 1, dtype)
-    expected = backward(grad.float(), y.float(), 1, torch.float32).to(dtype)
+    expected = backward(wide(grad), wide(y), 1, wide(y).dtype).to(dtype)
     torch.testing.assert_close(actual.cpu(), expected, **TOLERANCE[dtype])
 
 

@@ -21,7 +21,7 @@ namespace {
 using kernels::SoftmaxKind;
 
 bool native_dtype(c10::ScalarType type) {
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble;
 }
 
 // out (any layout, any float dtype) <- kind applied along `dim` of input (and grad for backward).
@@ -34,7 +34,8 @@ void run(SoftmaxKind kind, const at::Tensor& input, const std::optional<at::Tens
   const std::optional<at::Tensor> g = grad ? std::optional<at::Tensor>(moved(*grad)) : std::nullopt;
   at::native::resize_output(out, input.sizes());
   if (input.numel() == 0) return;
-  at::Tensor result = at::empty(x.sizes(), x.options().dtype(c10::kFloat));
+  // The kernel writes float32 (float64 for float64): a copy converts to out's dtype.
+  at::Tensor result = at::empty(x.sizes(), x.options().dtype(x.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat));
   kernels::SoftmaxProblem problem;
   problem.kind = kind;
   problem.length = static_cast<uint64_t>(x.size(-1));
@@ -53,7 +54,9 @@ void run(SoftmaxKind kind, const at::Tensor& input, const std::optional<at::Tens
 bool fits(const at::Tensor& t) {
   if (!native_dtype(t.scalar_type())) return false;
   runtime::DeviceContext& context = context_of(t);
-  return static_cast<uint64_t>(t.numel()) * 4 <= context.limits().maxStorageBufferBindingSize;
+  if (t.scalar_type() == c10::kDouble && !context.has(runtime::Feature::ShaderF64)) return false;
+  const uint64_t itemsize = t.scalar_type() == c10::kDouble ? 8 : 4;
+  return static_cast<uint64_t>(t.numel()) * itemsize <= context.limits().maxStorageBufferBindingSize;
 }
 
 at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
