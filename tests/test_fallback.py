@@ -6,7 +6,7 @@ import torch_dml
 from helpers import run_python
 
 
-# cumsum / cumprod / elu_backward have no native kernel yet; when they get one, pick other ops here.
+# cumsum / cumprod / scatter have no native kernel yet; when they get one, pick other ops here.
 def test_counts_by_overload():
     x = torch.arange(4.0, device="dml")
     torch_dml.reset_fallback_counts()
@@ -32,9 +32,9 @@ def test_strict_raises_fallback_error_naming_the_op():
 
 
 def test_strict_reaches_backward_threads():
-    x = torch.arange(3.0, device="dml", requires_grad=True)
-    with torch_dml.strict(), pytest.raises(NotImplementedError, match="elu_backward"):
-        torch.nn.functional.elu(x).sum().backward()  # forward native, backward not
+    x = torch.arange(6.0, device="dml").view(2, 3).requires_grad_()
+    with torch_dml.strict(), pytest.raises(NotImplementedError, match="scatter"):
+        torch.max(x, 1).values.sum().backward()  # forward native, backward (a scatter) not
 
 
 def test_strict_from_environment():
