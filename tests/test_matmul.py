@@ -124,6 +124,11 @@ def test_addbmm_sums_the_batch_products(dtype):
         torch.addbmm(dc, d1, d1)
     with pytest.raises(RuntimeError, match="expanded size"):
         torch.zeros(3, 5, dtype=dtype, device="dml").addbmm_(d1, d2)
+    grown = torch.ones(1, dtype=dtype, device="dml").addbmm_(d1, d2)  # resized in place, as on the CPU
+    check(grown, reference(torch.addbmm, torch.ones(1, dtype=dtype), b1, b2), dtype, 30)
+    if dtype in (torch.float16, torch.bfloat16):
+        # One batch at a time, rounded after each: the CPU's own arithmetic, bit for bit.
+        assert torch.equal(torch.addbmm(dc, d1, d2).cpu(), torch.addbmm(dc.cpu(), b1, b2))
 
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8], ids=str)

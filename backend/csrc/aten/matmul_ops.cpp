@@ -177,7 +177,9 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
 }
 
 // The batches' products summed: one GEMM over the batches laid side by side along K ((m, B*k) by
-// (B*k, n); the first is a copy unless B or m is 1).
+// (B*k, n); the first is a copy unless B or m is 1). float16 and bfloat16 instead add one batch at a
+// time, rounding to the dtype after each as the CPU and CUDA kernels do (a single float32 sum is more
+// accurate, but differs from both by an ulp of the running total).
 at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                        const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
   if (!fits_kernel(batch1, batch2, self))
@@ -190,8 +192,18 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const a
   TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (", batch1.size(1), "x",
               batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2), ")");
   const int64_t batches = batch1.size(0), m = batch1.size(1), k = batch1.size(2), n = batch2.size(2);
-  return addmm_out(self, batch1.permute({1, 0, 2}).reshape({m, batches * k}), batch2.reshape({batches * k, n}), beta,
-                   alpha, out);
+  const c10::ScalarType type = batch1.scalar_type();
+  if ((type != c10::kHalf && type != c10::kBFloat16) || batches < 2)
+    return addmm_out(self, batch1.permute({1, 0, 2}).reshape({m, batches * k}), batch2.reshape({batches * k, n}),
+                     beta, alpha, out);
+  check_same_dtype(batch1, batch2, out);
+  at::Tensor addend = self.expand({m, n});
+  if (out.defined() && out.numel() && out.storage().is_alias_of(self.storage())) addend = addend.clone();
+  at::native::resize_output(out, {m, n});
+  for (int64_t b = 0; b < batches; ++b)
+    run_gemm(batch1.select(0, b).unsqueeze(0), batch2.select(0, b).unsqueeze(0),
+             (b == 0 ? addend : out).unsqueeze(0), alpha, b == 0 ? beta : c10::Scalar(1), out.unsqueeze(0));
+  return out;
 }
 
 at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
@@ -203,13 +215,7 @@ at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Te
 
 at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
                     const c10::Scalar& alpha) {
-  if (batch1.dim() == 3 && batch2.dim() == 3) {
-    // In place, self cannot grow to the product's shape (the errors are the CPU's).
-    const std::vector<int64_t> shape{batch1.size(1), batch2.size(2)};
-    (void)self.expand(shape);
-    TORCH_CHECK(self.sizes() == c10::IntArrayRef(shape), "output with shape ", self.sizes(),
-                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
-  }
+  // A broadcastable self is resized to the product's shape, as on the CPU.
   return addbmm_out(self, batch1, batch2, beta, alpha, self);
 }
 
