@@ -557,6 +557,43 @@ def test_float64_scalars_reach_the_kernel_exactly():
     assert torch.equal(d.clamp(-1 / 3, 1 / 3).cpu(), x.clamp(-1 / 3, 1 / 3))
 
 
+@pytest.mark.skipif(not F64, reason="the adapter has no shader-f64")
+def test_float64_rounding_beyond_two_to_the_31():
+    # lavapipe's float64 trunc and round returned their argument unchanged from 2^31 up.
+    x = torch.tensor([833333333333333.375, 2.5e9 + 0.5, -3e12 - 0.25, 4.5e15 + 0.5, 4503599627370495.5, 2.0**52 + 1,
+                      2.5, -2.5, 0.5, -0.3, -0.0, 1e300, math.inf, -math.inf, 1e-310], dtype=torch.float64)
+    for fn in (torch.trunc, torch.round, torch.floor, torch.ceil, torch.frac):
+        got, want = fn(x.to("dml")).cpu(), fn(x)  # frac(inf) is NaN
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+        assert torch.equal(got.signbit(), want.signbit()), (fn.__name__, got, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32] + ([torch.float64] if F64 else []), ids=str)
+def test_fmod_is_exact_like_c(dtype):
+    # x % y in WGSL is x - y * trunc(x / y): 1e-11 relative off for float64 quotients near 1e5. fmod's
+    # result is always representable, and C's fmod (math.fmod) gives it exactly.
+    g = torch.Generator().manual_seed(17)
+    x = torch.randn(4000, generator=g, dtype=torch.float64) * 1000
+    y = torch.randn(4000, generator=g, dtype=torch.float64) * 0.01
+    big = torch.tensor([2.5e15, 3e38, -1e30, 7.0, 1e22], dtype=torch.float64)
+    small = torch.tensor([3.0, 3.0, 0.1, -1e-30, 123456.789], dtype=torch.float64)
+    x, y = torch.cat([x, big]).to(dtype), torch.cat([y, small]).to(dtype)
+    got = torch.fmod(x.to("dml"), y.to("dml")).cpu()
+    want = torch.tensor([math.fmod(a, b) for a, b in zip(x.tolist(), y.tolist())], dtype=dtype)
+    assert torch.equal(got, want)
+    assert torch.equal(torch.remainder(x.to("dml"), y.to("dml")).cpu(), torch.remainder(x, y))
+    assert torch.equal(torch.div(x.to("dml"), y.to("dml"), rounding_mode="floor").cpu(),
+                       torch.div(x, y, rounding_mode="floor"))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32] + ([torch.float64] if F64 else []), ids=str)
+def test_elu_keeps_relative_precision_near_zero(dtype):
+    # alpha * (exp(x) - 1) was 6x off at x = -1e-8 in float32; expm1 keeps it.
+    x = torch.tensor([-1e-8, -1e-5, -0.3, -3.0, 0.5], dtype=dtype)
+    got, want = F.elu(x.to("dml"), 0.7).cpu(), F.elu(x.double(), 0.7).to(dtype)
+    torch.testing.assert_close(got, want, rtol=2e-6 if dtype == torch.float32 else 1e-15, atol=0)
+
+
 def ulp_error(got: float, want) -> float:
     """|got - want| in units of the float64 ulp at want (want an mpmath number)."""
     nearest = float(want)

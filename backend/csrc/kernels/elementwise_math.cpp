@@ -25,6 +25,16 @@ const Helper kF32Bits[] = {
     {"inf_", "fn inf_() -> f32 { return bitcast<f32>(0x7f800000u); }\n"},
     {"copysign_", "fn copysign_(x: f32, y: f32) -> f32 {\n"
                   "  return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(y) & 0x80000000u));\n}\n"},
+    // The unbiased exponent of finite nonzero |x| (subnormals included).
+    {"exponent_", "fn exponent_(x: f32) -> i32 {\n  var v = abs(x);\n  var bias = 0;\n"
+                  "  if (v < 1.1754943508222875e-38) {\n    v = v * 16777216.0;\n    bias = 24;\n  }\n"
+                  "  return i32((bitcast<u32>(v) >> 23u) & 0xffu) - 127 - bias;\n}\n"},
+    {"mant_bits_", "fn mant_bits_() -> i32 { return 24; }\n"},
+    // a * b as (rounded product, its rounding error), halves cut by bit masks (see two_prod_d).
+    {"two_prod_", "fn two_prod_(a: f32, b: f32) -> vec2<f32> {\n  let p = a * b;\n"
+                  "  let ah = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);\n  let bh = bitcast<f32>(bitcast<u32>(b) & 0xfffff000u);\n"
+                  "  let al = a - ah;\n  let bl = b - bh;\n"
+                  "  return vec2<f32>(p, ((ah * bh - p) + ah * bl + al * bh) + al * bl);\n}\n"},
     {"nextafter_", "fn nextafter_(x: f32, y: f32) -> f32 {\n"
                    "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
                    "  let ux = bitcast<u32>(x);\n  let uy = bitcast<u32>(y);\n"
@@ -43,6 +53,11 @@ const Helper kF64Bits[] = {
     {"inf_", "fn inf_() -> f64 { return bitcast<f64>(0x7ff0000000000000lu); }\n"},
     {"copysign_", "fn copysign_(x: f64, y: f64) -> f64 {\n  return bitcast<f64>((bitcast<u64>(x) & 0x7fffffffffffffffl"
                   "u) | (bitcast<u64>(y) & 0x8000000000000000lu));\n}\n"},
+    {"exponent_", "fn exponent_(x: f64) -> i32 {\n  var v = abs(x);\n  var bias = 0;\n"
+                  "  if (v < 2.2250738585072014e-308) {\n    v = v * 18014398509481984.0;\n    bias = 54;\n  }\n"
+                  "  return i32(u32(bitcast<u64>(v) >> 52u) & 0x7ffu) - 1023 - bias;\n}\n"},
+    {"mant_bits_", "fn mant_bits_() -> i32 { return 53; }\n"},
+    {"two_prod_", "fn two_prod_(a: f64, b: f64) -> vec2<f64> { return two_prod_d(a, b); }\n"},
     {"nextafter_", "fn nextafter_(x: f64, y: f64) -> f64 {\n"
                    "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
                    "  let ux = bitcast<u64>(x);\n  let uy = bitcast<u64>(y);\n"
@@ -92,7 +107,22 @@ const Helper kGeneric[] = {
 
 // Floating point (f32, and f64 through kF64Math's builtins).
 const Helper kFloat[] = {
-    {"div_floor_", "fn div_floor_(a: T, b: T) -> T {\n  if (b == T(0)) { return a / b; }\n  let m = a % b;\n"
+    // C's fmod, exact (its result always is representable): WGSL's x % y is x - y * trunc(x / y),
+    // which loses the quotient's bits (1e-11 relative for float64 quotients near 1e5). Each step
+    // divides by |y| scaled by a power of two that keeps the quotient below 2^(p-2), takes the product
+    // back exactly, and corrects a quotient one off; about 40 steps cover any float64 pair.
+    {"fmod_", "fn fmod_(x: T, y: T) -> T {\n"
+              "  if (isnan_(x) || isnan_(y) || isinf_(x) || y == T(0)) { return nan_(); }\n"
+              "  let ay = abs(y);\n  var r = abs(x);\n  if (isinf_(y) || r < ay) { return x; }\n"
+              "  for (var i = 0; i < 48 && r >= ay; i++) {\n"
+              "    let d = ldexp(ay, max(exponent_(r) - exponent_(ay) - (mant_bits_() - 3), 0));\n"
+              "    let q = trunc(r / d);\n    let p = two_prod_(q, d);\n    r = (r - p.x) - p.y;\n"
+              "    if (r < T(0)) { r = r + d; }\n    if (r >= d) { r = r - d; }\n  }\n"
+              "  return copysign_(r, x);\n}\n"},
+    // Python's modulo on fmod_, as the CPU kernel computes it.
+    {"fremainder_", "fn fremainder_(x: T, y: T) -> T {\n  var m = fmod_(x, y);\n"
+                    "  if (m != T(0) && ((y < T(0)) != (m < T(0)))) { m = m + y; }\n  return m;\n}\n"},
+    {"div_floor_", "fn div_floor_(a: T, b: T) -> T {\n  if (b == T(0)) { return a / b; }\n  let m = fmod_(a, b);\n"
                    "  var d = (a - m) / b;\n  if (m != T(0) && ((b < T(0)) != (m < T(0)))) { d = d - T(1); }\n"
                    "  if (d == T(0)) { return copysign_(T(0), a / b); }\n  var f = floor(d);\n"
                    "  if (d - f > T(0.5)) { f = f + T(1); }\n  return f;\n}\n"},
@@ -305,6 +335,16 @@ const Helper kF64Math[] = {
                 "  if (e < -1022) {\n    y = y * bitcast<f64>(0x0010000000000000lu);\n    e = e + 1022;\n"
                 "    if (e < -1022) {\n      y = y * bitcast<f64>(0x0010000000000000lu);\n      e = max(e + 1022, -1022);\n    }\n  }\n"
                 "  return y * bitcast<f64>(u64(u32(e + 1023)) << 52u);\n}\n"},
+    // trunc and round from the bits: lavapipe's float64 trunc and round return their argument
+    // unchanged from 2^31 up (as if every such value were integral, true of float32 only).
+    {"trunc_d", "fn trunc_d(x: T) -> T {\n  let u = bitcast<u64>(x);\n  let e = i32(u32(u >> 52u) & 0x7ffu) - 1023;\n"
+                "  if (e >= 52) { return x; }\n  if (e < 0) { return copysign_(T(0), x); }\n"
+                "  return bitcast<f64>(u & ~(0x000ffffffffffffflu >> u32(e)));\n}\n"},
+    // Halves to even, as WGSL's round.
+    {"round_d", "fn round_d(x: T) -> T {\n  let a = abs(x);\n  if (!(a < T(4503599627370496.0))) { return x; }\n"
+                "  let t = trunc_d(a);\n  let d = a - t;\n"
+                "  let up = d > T(0.5) || (d == T(0.5) && trunc_d(t * T(0.5)) * T(2) != t);\n"
+                "  return copysign_(select(t, t + T(1), up), x);\n}\n"},
     {"exp_d", "fn exp_d(x: T) -> T {\n  if (isnan_(x)) { return x; }\n"
               "  if (x > T(709.782712893384)) { return inf_(); }\n  if (x < T(-745.1332191019412)) { return T(0); }\n"
               "  let k = round(x * T(1.4426950408889634));\n"
@@ -406,7 +446,7 @@ const Helper kF64Float[] = {
 };
 
 // The builtins a float64 kernel reaches through kF64Math.
-const char* const kF64Builtins[] = {"exp", "exp2", "log", "log2", "sin", "cos", "tan"};
+const char* const kF64Builtins[] = {"exp", "exp2", "log", "log2", "sin", "cos", "tan", "ldexp", "trunc", "round"};
 
 bool is_ident(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
