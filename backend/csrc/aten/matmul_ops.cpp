@@ -1,6 +1,6 @@
-// The matmul family on the GEMM kernel: mm, bmm, addmm, baddbmm, addmv, addbmm, dot (float32, float16,
-// bfloat16, the integer dtypes (int64 with shader-int64), and float64 where the adapter has shader-f64). matmul, linear, mv and
-// einsum reach these through their composites. Inputs of other dtypes go to the CPU fallback
+// The matmul family on the GEMM kernel: mm, bmm, addmm, baddbmm, addmv, addbmm, dot, for every dtype
+// but bool the adapter computes on (kernels::gemm_supports). matmul, linear, mv and einsum reach these
+// through their composites. Inputs of other dtypes go to the CPU fallback
 // (counted, refused in strict mode) rather than to a silent host computation.
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
@@ -32,14 +32,6 @@ kernels::MatrixOperand operand(const at::Tensor& t3) {
   return op;
 }
 
-bool gemm_dtype(const at::Tensor& t) {
-  const c10::ScalarType type = t.scalar_type();
-  if (type == c10::kDouble) return context_of(t).has(runtime::Feature::ShaderF64);
-  if (type == c10::kLong) return context_of(t).has(runtime::Feature::ShaderInt64);
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kInt ||
-      type == c10::kShort || type == c10::kChar || type == c10::kByte;
-}
-
 // out3 = alpha * a3 @ b3 + beta * addend3, all (batch, rows, cols) views on one device.
 void run_gemm(const at::Tensor& a3, const at::Tensor& b3, const std::optional<at::Tensor>& addend3,
               const c10::Scalar& alpha, const c10::Scalar& beta, const at::Tensor& out3) {
@@ -64,16 +56,10 @@ void run_gemm(const at::Tensor& a3, const at::Tensor& b3, const std::optional<at
     problem.a = operand(a3);
     problem.b = operand(b3);
   }
-  problem.alpha = alpha.toDouble();
-  problem.beta = beta.toDouble();
-  const bool integral = c10::isIntegralType(a3.scalar_type(), /*includeBool=*/false);
-  if (integral) {
-    // The CPU truncates the scalars to the integer type.
-    problem.alpha_int = alpha.toLong();
-    problem.beta_int = beta.toLong();
-  }
+  problem.alpha = alpha;
+  problem.beta = beta;
   // beta == 0 ignores the addend entirely (NaN and inf included), as PyTorch specifies.
-  if (addend3 && (integral ? problem.beta_int != 0 : problem.beta != 0.0)) problem.addend = operand(*addend3);
+  if (addend3 && beta.toDouble() != 0.0) problem.addend = operand(*addend3);
   const std::string reason = kernels::gemm_unsupported_reason(context, problem);
   TORCH_CHECK(reason.empty(), "torch_dml: matmul of ", a3.scalar_type(), " on ", context.describe(), ": ", reason);
   {
@@ -91,7 +77,7 @@ void check_same_dtype(const at::Tensor& a, const at::Tensor& b, const at::Tensor
 }
 
 bool fits_kernel(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& addend) {
-  if (!gemm_dtype(a) || a.scalar_type() != b.scalar_type()) return false;
+  if (!kernels::gemm_supports(context_of(a), a.scalar_type()) || a.scalar_type() != b.scalar_type()) return false;
   return !addend || addend->scalar_type() == a.scalar_type();
 }
 

@@ -236,20 +236,21 @@ at::Tensor min_all(const at::Tensor& self) {
   return full_extreme(ReduceOp::Min, "min", self);
 }
 
-at::Tensor& max_all_out(const at::Tensor& self, at::Tensor& out) {
-  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_unary_out>::call(self, out);
+at::Tensor& full_extreme_out(ReduceOp op, const char* name, const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(c10::canCast(self.scalar_type(), out.scalar_type()), "Expected canCast(", self.scalar_type(), ", ",
               out.scalar_type(), ") to be true, but got false.");
-  assign_out(out, full_extreme(ReduceOp::Max, "max", self));
+  assign_out(out, full_extreme(op, name, self));
   return out;
+}
+
+at::Tensor& max_all_out(const at::Tensor& self, at::Tensor& out) {
+  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_unary_out>::call(self, out);
+  return full_extreme_out(ReduceOp::Max, "max", self, out);
 }
 
 at::Tensor& min_all_out(const at::Tensor& self, at::Tensor& out) {
   if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min_unary_out>::call(self, out);
-  TORCH_CHECK(c10::canCast(self.scalar_type(), out.scalar_type()), "Expected canCast(", self.scalar_type(), ", ",
-              out.scalar_type(), ") to be true, but got false.");
-  assign_out(out, full_extreme(ReduceOp::Min, "min", self));
-  return out;
+  return full_extreme_out(ReduceOp::Min, "min", self, out);
 }
 
 std::tuple<at::Tensor&, at::Tensor&> max_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,

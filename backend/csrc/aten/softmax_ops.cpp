@@ -20,10 +20,6 @@ namespace {
 
 using kernels::SoftmaxKind;
 
-bool native_dtype(c10::ScalarType type) {
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble;
-}
-
 // out (any layout, any float dtype) <- kind applied along `dim` of input (and grad for backward).
 void run(SoftmaxKind kind, const at::Tensor& input, const std::optional<at::Tensor>& grad, int64_t dim,
          const at::Tensor& out) {
@@ -52,9 +48,8 @@ void run(SoftmaxKind kind, const at::Tensor& input, const std::optional<at::Tens
 }
 
 bool fits(const at::Tensor& t) {
-  if (!native_dtype(t.scalar_type())) return false;
   runtime::DeviceContext& context = context_of(t);
-  if (t.scalar_type() == c10::kDouble && !context.has(runtime::Feature::ShaderF64)) return false;
+  if (!kernels::softmax_supports(context, t.scalar_type())) return false;
   const uint64_t itemsize = t.scalar_type() == c10::kDouble ? 8 : 4;
   return static_cast<uint64_t>(t.numel()) * itemsize <= context.limits().maxStorageBufferBindingSize;
 }

@@ -1,5 +1,7 @@
 #include "kernels/dtypes.h"
 
+#include <cstring>
+
 namespace torch_dml::kernels {
 
 using runtime::Feature;
@@ -86,6 +88,52 @@ std::string typed_load(c10::ScalarType type, const std::string& array, const std
     case c10::kInt: return "bitcast<i32>(" + array + "[" + index + "])";
     default: return array + "[" + index + "]";
   }
+}
+
+void encode_scalar(const c10::Scalar& s, Value value, c10::ScalarType compute, uint32_t* words) {
+  switch (value) {
+    case Value::F32: {
+      const float f = s.to<float>();
+      std::memcpy(&words[0], &f, 4);
+      break;
+    }
+    case Value::F64: {
+      // The double's own bits (a float64 kernel always has shader-int64 to reassemble them).
+      const double d = s.to<double>();
+      std::memcpy(&words[0], &d, 8);
+      break;
+    }
+    case Value::I64: {
+      const int64_t v = s.to<int64_t>();
+      words[0] = static_cast<uint32_t>(static_cast<uint64_t>(v));
+      words[1] = static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32);
+      break;
+    }
+    case Value::I32: {
+      const int64_t v = s.to<int64_t>();
+      int32_t wrapped = static_cast<int32_t>(v);
+      if (compute == c10::kByte) wrapped = static_cast<uint8_t>(v);
+      if (compute == c10::kChar) wrapped = static_cast<int8_t>(v);
+      if (compute == c10::kShort) wrapped = static_cast<int16_t>(v);
+      words[0] = static_cast<uint32_t>(wrapped);
+      break;
+    }
+    case Value::Bool: words[0] = s.to<bool>() ? 1u : 0u; break;
+  }
+}
+
+std::string decode_scalar(int slot, Value value) {
+  static const char* lanes[] = {"x", "y", "z", "w"};
+  const std::string vec = "p.scalars[" + std::to_string(slot / 2) + "].";
+  const std::string lo = vec + lanes[(slot % 2) * 2], hi = vec + lanes[(slot % 2) * 2 + 1];
+  switch (value) {
+    case Value::F32: return "bitcast<f32>(" + lo + ")";
+    case Value::F64: return "bitcast<f64>((u64(" + hi + ") << 32u) | u64(" + lo + "))";
+    case Value::I64: return "((i64(bitcast<i32>(" + hi + ")) << 32u) | i64(" + lo + "))";
+    case Value::I32: return "bitcast<i32>(" + lo + ")";
+    case Value::Bool: return "(" + lo + " != 0u)";
+  }
+  return "?";
 }
 
 } // namespace torch_dml::kernels

@@ -2,6 +2,7 @@
 // types, so bool/uint8/int8 are packed four to a u32 word and int16/float16/bfloat16 two to a word.
 #pragma once
 
+#include <c10/core/Scalar.h>
 #include <c10/core/ScalarType.h>
 
 #include <optional>
@@ -40,5 +41,13 @@ std::string packed_extract(const std::string& array, const std::string& index, s
 // WGSL expression for element `index` of `array` as its computation type (dtype_info(type)->value).
 // Packed and 32-bit dtypes are bound as array<u32>; f64 and i64 as array<f64> / array<i64>.
 std::string typed_load(c10::ScalarType type, const std::string& array, const std::string& index);
+
+// Scalars travel to kernels in 64-bit slots of the uniform block, as a field
+// `scalars: array<vec4<u32>, N>` (slot i: words 2i, the low one, and 2i + 1). encode_scalar writes
+// `s` for decoding as `value`; narrow integer computations first wrap it to `compute`, as a CPU
+// kernel's static_cast would (-3 is 253 in a uint8 clamp). decode_scalar is the WGSL expression
+// reading slot `slot` back.
+void encode_scalar(const c10::Scalar& s, Value value, c10::ScalarType compute, uint32_t* words);
+std::string decode_scalar(int slot, Value value);
 
 } // namespace torch_dml::kernels

@@ -1,8 +1,9 @@
 // Batched GEMM: out[b] = alpha * A[b] @ B[b] + beta * addend[b], any strides on every operand (so
-// transposed and broadcast operands need no copies), float32 accumulation, float32 output.
-// A, B and the addend are float32, float16 or bfloat16 (one dtype for all three), or all float64
-// (float64 accumulation and output) on an adapter with shader-f64, or all one integer dtype.
+// transposed and broadcast operands need no copies). A, B and the addend share one dtype; the
+// output is gemm_accumulator's dtype.
 #pragma once
+
+#include <c10/core/Scalar.h>
 
 #include <optional>
 #include <string>
@@ -23,15 +24,16 @@ struct GemmProblem {
   MatrixOperand a, b;
   MatrixOperand out; // gemm_accumulator(a's dtype)
   std::optional<MatrixOperand> addend;
-  double alpha = 1.0;
-  double beta = 0.0;
-  int64_t alpha_int = 1; // for integer operands
-  int64_t beta_int = 0;
+  c10::Scalar alpha = 1; // converted to the accumulator's type (integers truncate, as on the CPU)
+  c10::Scalar beta = 0;
 };
 
 // The dtype a GEMM of `type` operands accumulates in and writes: float32 for float32/16 and bfloat16,
 // int32 for the ints up to 32 bits, float64 and int64 for themselves.
 c10::ScalarType gemm_accumulator(c10::ScalarType type);
+
+// Whether the kernel computes on `type` on this adapter (every dtype but bool, given its features).
+bool gemm_supports(runtime::DeviceContext& context, c10::ScalarType type);
 
 // "" when the kernel can run the problem; otherwise why not (dtype, sizes beyond 32-bit indexing,
 // an operand beyond one storage binding).

@@ -113,12 +113,16 @@ Window rows_window(runtime::DeviceContext& context, const DeviceTensorRef& t, ui
 
 } // namespace
 
+bool softmax_supports(runtime::DeviceContext& context, c10::ScalarType type) {
+  if (type == c10::kDouble) // its exp/log helpers test bits through u64
+    return context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64);
+  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+}
+
 std::string softmax_unsupported_reason(runtime::DeviceContext& context, const SoftmaxProblem& s) {
   const c10::ScalarType type = s.input.dtype;
-  if (type != c10::kFloat && type != c10::kHalf && type != c10::kBFloat16 && type != c10::kDouble)
-    return std::string("no native softmax for ") + c10::toString(type);
-  if (type == c10::kDouble && !(context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64)))
-    return "float64 needs shader-f64 and shader-int64";
+  if (!softmax_supports(context, type))
+    return std::string("no native softmax for ") + c10::toString(type) + " on this adapter";
   const uint64_t n = s.rows * s.length;
   if (n > 0xFFFFFFFFull) return "more than 2^32 elements";
   if (!fits_binding(context, rows_window(context, s.input, n)) || !fits_binding(context, rows_window(context, s.out, n)) ||

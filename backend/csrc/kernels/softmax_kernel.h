@@ -11,10 +11,14 @@ enum class SoftmaxKind { Softmax, LogSoftmax, SoftmaxBackward, LogSoftmaxBackwar
 struct SoftmaxProblem {
   SoftmaxKind kind = SoftmaxKind::Softmax;
   uint64_t rows = 0, length = 0;
-  DeviceTensorRef out;     // float32, contiguous rows
-  DeviceTensorRef input;   // forward: x; backward: the forward output y (float32/float16/bfloat16)
+  DeviceTensorRef out;     // float32 (float64 for float64 input), contiguous rows
+  DeviceTensorRef input;   // forward: x; backward: the forward output y (softmax_supports dtypes)
   DeviceTensorRef grad;    // backward only: dL/dy, same dtype as input
 };
+
+// Whether the kernel computes on `type` on this adapter (float32/16, bfloat16; float64 with
+// shader-f64 and shader-int64).
+bool softmax_supports(runtime::DeviceContext& context, c10::ScalarType type);
 
 std::string softmax_unsupported_reason(runtime::DeviceContext& context, const SoftmaxProblem& problem);
 void softmax(runtime::DeviceContext& context, const SoftmaxProblem& problem);
