@@ -2,8 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-#include <cmath>
-#include <cstring>
 #include <sstream>
 
 #include "kernels/binding_window.h"

@@ -30,11 +30,9 @@ const Helper kF32Bits[] = {
                   "  if (v < 1.1754943508222875e-38) {\n    v = v * 16777216.0;\n    bias = 24;\n  }\n"
                   "  return i32((bitcast<u32>(v) >> 23u) & 0xffu) - 127 - bias;\n}\n"},
     {"mant_bits_", "fn mant_bits_() -> i32 { return 24; }\n"},
-    // a * b as (rounded product, its rounding error), halves cut by bit masks (see two_prod_d).
-    {"two_prod_", "fn two_prod_(a: f32, b: f32) -> vec2<f32> {\n  let p = a * b;\n"
-                  "  let ah = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);\n  let bh = bitcast<f32>(bitcast<u32>(b) & 0xfffff000u);\n"
-                  "  let al = a - ah;\n  let bl = b - bh;\n"
-                  "  return vec2<f32>(p, ((ah * bh - p) + ah * bl + al * bh) + al * bl);\n}\n"},
+    // a as (its leading 12 significant bits, the rest), for two_prod_.
+    {"split_", "fn split_(a: f32) -> vec2<f32> {\n  let h = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);\n"
+               "  return vec2<f32>(h, a - h);\n}\n"},
     {"nextafter_", "fn nextafter_(x: f32, y: f32) -> f32 {\n"
                    "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
                    "  let ux = bitcast<u32>(x);\n  let uy = bitcast<u32>(y);\n"
@@ -57,7 +55,9 @@ const Helper kF64Bits[] = {
                   "  if (v < 2.2250738585072014e-308) {\n    v = v * 18014398509481984.0;\n    bias = 54;\n  }\n"
                   "  return i32(u32(bitcast<u64>(v) >> 52u) & 0x7ffu) - 1023 - bias;\n}\n"},
     {"mant_bits_", "fn mant_bits_() -> i32 { return 53; }\n"},
-    {"two_prod_", "fn two_prod_(a: f64, b: f64) -> vec2<f64> { return two_prod_d(a, b); }\n"},
+    // a as (its leading 26 significant bits, the rest), for two_prod_.
+    {"split_", "fn split_(a: f64) -> vec2<f64> {\n  let h = bitcast<f64>(bitcast<u64>(a) & 0xfffffffff8000000lu);\n"
+               "  return vec2<f64>(h, a - h);\n}\n"},
     {"nextafter_", "fn nextafter_(x: f64, y: f64) -> f64 {\n"
                    "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
                    "  let ux = bitcast<u64>(x);\n  let uy = bitcast<u64>(y);\n"
@@ -107,6 +107,11 @@ const Helper kGeneric[] = {
 
 // Floating point (f32, and f64 through kF64Math's builtins).
 const Helper kFloat[] = {
+    // a * b as the pair (rounded product, its rounding error), by Dekker's method with the halves cut
+    // by bit masks (split_): exact without a fused multiply-add (lavapipe's fma(x, x, -x * x) gave 0)
+    // and opaque to the algebraic rewriting that folds the usual error terms to 0.
+    {"two_prod_", "fn two_prod_(a: T, b: T) -> vec2<T> {\n  let p = a * b;\n  let x = split_(a);\n  let y = split_(b);\n"
+                  "  return vec2<T>(p, ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y);\n}\n"},
     // C's fmod, exact (its result always is representable): WGSL's x % y is x - y * trunc(x / y),
     // which loses the quotient's bits (1e-11 relative for float64 quotients near 1e5). Each step
     // divides by |y| scaled by a power of two that keeps the quotient below 2^(p-2), takes the product
@@ -314,7 +319,7 @@ const std::string kTrigReduce = std::string(generated::kTwoOverPi) +
     "  if (negative) {\n    hi = -hi;\n    lo = -lo;\n  }\n"
     "  // times pi/2 (hi + lo parts), keeping the rounding error of the leading product. The pair is\n"
     "  // left unnormalised: renormalising is an identity some compilers fold away.\n"
-    "  let p = two_prod_d(hi, T(1.5707963267948966));\n"
+    "  let p = two_prod_(hi, T(1.5707963267948966));\n"
     "  let rl = p.y + (hi * T(6.123233995736766e-17) + lo * T(1.5707963267948966));\n"
     "  return vec3<f64>(T(q & 3u), p.x, rl);\n}\n";
 
@@ -323,13 +328,6 @@ const std::string kTrigReduce = std::string(generated::kTwoOverPi) +
 // polynomial, accurate to a few ulp across the whole range (pow through exp2/log2 loses about
 // |y log2 x| ulp; sin and cos are within an ulp, tan two).
 const Helper kF64Math[] = {
-    // a * b as the pair (rounded product, its rounding error), by Dekker's method with the halves cut
-    // by bit masks: exact without a fused multiply-add (lavapipe's fma(x, x, -x * x) gave 0) and
-    // opaque to the algebraic rewriting that folds the usual error terms to 0.
-    {"split_d", "fn split_d(a: T) -> vec2<f64> {\n  let h = bitcast<f64>(bitcast<u64>(a) & 0xfffffffff8000000lu);\n"
-                "  return vec2<f64>(h, a - h);\n}\n"},
-    {"two_prod_d", "fn two_prod_d(a: T, b: T) -> vec2<f64> {\n  let p = a * b;\n  let x = split_d(a);\n  let y = split_d(b);\n"
-                   "  return vec2<f64>(p, ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y);\n}\n"},
     {"ldexp_d", "fn ldexp_d(x: T, k: i32) -> T {\n  var y = x;\n  var e = k;\n"
                 "  if (e > 1023) {\n    y = y * bitcast<f64>(0x7fe0000000000000lu);\n    e = min(e - 1023, 1023);\n  }\n"
                 "  if (e < -1022) {\n    y = y * bitcast<f64>(0x0010000000000000lu);\n    e = e + 1022;\n"
@@ -402,7 +400,7 @@ const Helper kF64Math[] = {
               "  let s = sin_poly_d(r.y, r.z);\n  let c = cos_poly_d(r.y, r.z);\n"
               "  let v = select(s / c, -c / s, (u32(r.x) & 1u) == 1u);\n  return select(v, -v, x < T(0));\n}\n"},
     // e^(-x^2) with x^2 carried as a pair: x^2 rounded would cost x^2 2^-53 relative (7e-14 at 26).
-    {"exp_neg_sq_d", "fn exp_neg_sq_d(x: T) -> T {\n  let h = two_prod_d(x, x);\n"
+    {"exp_neg_sq_d", "fn exp_neg_sq_d(x: T) -> T {\n  let h = two_prod_(x, x);\n"
                      "  let e = exp(-h.x);\n  return e - e * h.y;\n}\n"},
     {"erfcx_poly_d", generated::kErfcxPoly},
     // erf's Taylor series for |x| < 0.5, to x^27.
