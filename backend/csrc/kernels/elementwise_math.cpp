@@ -1,4 +1,5 @@
 #include "kernels/elementwise_math.h"
+#include "kernels/exact_float_math.h"
 #include "kernels/generated/f64_math.h"
 
 #include <cctype>
@@ -30,6 +31,8 @@ const Helper kF32Bits[] = {
                   "  if (v < 1.1754943508222875e-38) {\n    v = v * 16777216.0;\n    bias = 24;\n  }\n"
                   "  return i32((bitcast<u32>(v) >> 23u) & 0xffu) - 127 - bias;\n}\n"},
     {"mant_bits_", "fn mant_bits_() -> i32 { return 24; }\n"},
+    // Below this, exp(x) is finite: sinh and cosh take e^x / 2 directly.
+    {"exp_max_", "fn exp_max_() -> f32 { return 88.0; }\n"},
     // a as (its leading 12 significant bits, the rest), for two_prod_.
     {"split_", "fn split_(a: f32) -> vec2<f32> {\n  let h = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);\n"
                "  return vec2<f32>(h, a - h);\n}\n"},
@@ -55,6 +58,7 @@ const Helper kF64Bits[] = {
                   "  if (v < 2.2250738585072014e-308) {\n    v = v * 18014398509481984.0;\n    bias = 54;\n  }\n"
                   "  return i32(u32(bitcast<u64>(v) >> 52u) & 0x7ffu) - 1023 - bias;\n}\n"},
     {"mant_bits_", "fn mant_bits_() -> i32 { return 53; }\n"},
+    {"exp_max_", "fn exp_max_() -> f64 { return 709.0; }\n"},
     // a as (its leading 26 significant bits, the rest), for two_prod_.
     {"split_", "fn split_(a: f64) -> vec2<f64> {\n  let h = bitcast<f64>(bitcast<u64>(a) & 0xfffffffff8000000lu);\n"
                "  return vec2<f64>(h, a - h);\n}\n"},
@@ -86,11 +90,20 @@ const Helper kGeneric[] = {
     // clamp(x, lo, hi) with PyTorch's NaN rule: any NaN among the three gives NaN.
     {"clamp_", "fn clamp_(x: T, lo: T, hi: T) -> T {\n  return minimum_(maximum_(x, lo), hi);\n}\n"},
     {"sign_", "fn sign_(x: T) -> T {\n  return select(select(T(0), T(-1), x < T(0)), T(1), x > T(0));\n}\n"},
+    // Truncated division and remainder of signed integers with nothing left to the driver: SPIR-V's
+    // OpSRem / OpSMod (what WGSL's `%` becomes) are undefined for negative operands without
+    // VK_KHR_maintenance8 (NVIDIA returns the remainder of the unsigned bit patterns), while OpSDiv
+    // is defined, so the remainder comes from the quotient. Division by zero gives -1 and a zero
+    // divisor's remainder is the dividend on every adapter (CUDA's answers; the CPU raises instead).
+    {"tdiv_", "fn tdiv_(x: T, y: T) -> T {\n  if (y == T(0)) { return T(-1); }\n  if (y == T(-1)) { return -x; }\n"
+              "  return x / y;\n}\n"},
+    {"trem_", "fn trem_(x: T, y: T) -> T {\n  if (y == T(0)) { return x; }\n  if (y == T(-1)) { return T(0); }\n"
+              "  return x - y * (x / y);\n}\n"},
     // Python's modulo: the result takes the divisor's sign.
-    {"remainder_", "fn remainder_(x: T, y: T) -> T {\n  var m = x % y;\n"
+    {"remainder_", "fn remainder_(x: T, y: T) -> T {\n  var m = trem_(x, y);\n"
                    "  if (m != T(0) && ((y < T(0)) != (m < T(0)))) { m = m + y; }\n  return m;\n}\n"},
-    {"div_floor_int_", "fn div_floor_int_(x: T, y: T) -> T {\n  var q = x / y;\n"
-                       "  if ((x % y != T(0)) && ((x < T(0)) != (y < T(0)))) { q = q - T(1); }\n  return q;\n}\n"},
+    {"div_floor_int_", "fn div_floor_int_(x: T, y: T) -> T {\n  if (y == T(0)) { return T(-1); }\n  var q = tdiv_(x, y);\n"
+                       "  if ((trem_(x, y) != T(0)) && ((x < T(0)) != (y < T(0)))) { q = q - T(1); }\n  return q;\n}\n"},
     // Integer powers by squaring; negative exponents give 0 except for bases 1 and -1 (PyTorch's rule).
     {"pow_int_", "fn pow_int_(x: T, y: T) -> T {\n"
                  "  if (y < T(0)) {\n    if (x == T(1)) { return T(1); }\n"
@@ -112,24 +125,15 @@ const Helper kFloat[] = {
     // and opaque to the algebraic rewriting that folds the usual error terms to 0.
     {"two_prod_", "fn two_prod_(a: T, b: T) -> vec2<T> {\n  let p = a * b;\n  let x = split_(a);\n  let y = split_(b);\n"
                   "  return vec2<T>(p, ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y);\n}\n"},
-    // C's fmod, exact (its result always is representable): WGSL's x % y is x - y * trunc(x / y),
-    // which loses the quotient's bits (1e-11 relative for float64 quotients near 1e5). Each step
-    // divides by |y| scaled by a power of two that keeps the quotient below 2^(p-2), takes the product
-    // back exactly, and corrects a quotient one off; about 40 steps cover any float64 pair.
-    {"fmod_", "fn fmod_(x: T, y: T) -> T {\n"
-              "  if (isnan_(x) || isnan_(y) || isinf_(x) || y == T(0)) { return nan_(); }\n"
-              "  let ay = abs(y);\n  var r = abs(x);\n  if (isinf_(y) || r < ay) { return x; }\n"
-              "  for (var i = 0; i < 48 && r >= ay; i++) {\n"
-              "    let d = ldexp(ay, max(exponent_(r) - exponent_(ay) - (mant_bits_() - 3), 0));\n"
-              "    let q = trunc(r / d);\n    let p = two_prod_(q, d);\n    r = (r - p.x) - p.y;\n"
-              "    if (r < T(0)) { r = r + d; }\n    if (r >= d) { r = r - d; }\n  }\n"
-              "  return copysign_(r, x);\n}\n"},
-    // Python's modulo on fmod_, as the CPU kernel computes it.
+    // Python's modulo on fmod_ (exact_float_math), as the CPU kernel computes it; the tests on m and y
+    // read the bits, since a driver that flushes subnormals would call a subnormal m zero.
     {"fremainder_", "fn fremainder_(x: T, y: T) -> T {\n  var m = fmod_(x, y);\n"
-                    "  if (m != T(0) && ((y < T(0)) != (m < T(0)))) { m = m + y; }\n  return m;\n}\n"},
-    {"div_floor_", "fn div_floor_(a: T, b: T) -> T {\n  if (b == T(0)) { return a / b; }\n  let m = fmod_(a, b);\n"
-                   "  var d = (a - m) / b;\n  if (m != T(0) && ((b < T(0)) != (m < T(0)))) { d = d - T(1); }\n"
-                   "  if (d == T(0)) { return copysign_(T(0), a / b); }\n  var f = floor(d);\n"
+                    "  if (!is_zero_(m) && is_neg_(y) != is_neg_(m)) { m = m + y; }\n  return m;\n}\n"},
+    // The CPU's floor division step by step: (a - fmod(a, b)) / b correctly rounded (div_rn_), then
+    // floored; a quotient off by the ulps WGSL's `/` may lose would floor to the wrong integer.
+    {"div_floor_", "fn div_floor_(a: T, b: T) -> T {\n  if (is_zero_(b)) { return div_rn_(a, b); }\n  let m = fmod_(a, b);\n"
+                   "  var d = div_rn_(a - m, b);\n  if (!is_zero_(m) && is_neg_(b) != is_neg_(m)) { d = d - T(1); }\n"
+                   "  if (is_zero_(d)) { return copysign_(T(0), div_rn_(a, b)); }\n  var f = floor(d);\n"
                    "  if (d - f > T(0.5)) { f = f + T(1); }\n  return f;\n}\n"},
     // Near 0 from series (Kahan's (1 + x) - 1 correction is folded away by some shader compilers:
     // lavapipe returned log1p(1e-6) 5% off), elsewhere from exp and log directly.
@@ -172,10 +176,10 @@ const Helper kFloat[] = {
     // near 0 on some adapters (lavapipe's f32 sinh(1e-6) was 1.3% off) and have no f64 form.
     {"sinh_", "fn sinh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
                "  if (a < T(1)) {\n    let e = expm1_(a);\n    return copysign_(T(0.5) * (e + e / (e + T(1))), x);\n  }\n"
-               "  if (a > T(88)) {\n    let h = exp(T(0.5) * a);\n    let half = T(0.5) * h;\n    return copysign_(half * h, x);\n  }\n"
+               "  if (a > exp_max_()) {\n    let h = exp(T(0.5) * a);\n    let half = T(0.5) * h;\n    return copysign_(half * h, x);\n  }\n"
                "  let e = exp(a);\n  return copysign_(T(0.5) * (e - T(1) / e), x);\n}\n"},
     {"cosh_", "fn cosh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
-               "  if (a > T(88)) {\n    let h = exp(T(0.5) * a);\n    let half = T(0.5) * h;\n    return half * h;\n  }\n"
+               "  if (a > exp_max_()) {\n    let h = exp(T(0.5) * a);\n    let half = T(0.5) * h;\n    return half * h;\n  }\n"
                "  let e = exp(a);\n  return T(0.5) * (e + T(1) / e);\n}\n"},
     {"tanh_", "fn tanh_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
                "  if (a > T(20)) { return copysign_(T(1), x); }\n  let e = expm1_(T(2) * a);\n"
@@ -199,6 +203,23 @@ const Helper kFloat[] = {
                "  if (isinf_(y) && isinf_(x)) {\n"
                "    return copysign_(select(T(0.7853981633974483), T(2.356194490192345), x < T(0)), y);\n  }\n"
                "  return atan2_finite_(y, x);\n}\n"},
+    // tan reduced by pi/2 in four parts (Cody and Waite: k times each of the leading three, of 8, 11 and
+    // 11 bits, is exact up to |x| = 8192, so a fused or unfused multiply-add gives the same r, and the
+    // fourth keeps r's relative precision next to the poles) and Taylor series on |r| <= pi/4.
+    // The builtin's precision is the driver's (NVIDIA's f32 tan was 1.5e-4 relative off); it is
+    // kept beyond 8192 only.
+    {"tan_", "fn tan_(x: T) -> T {\n  if (isnan_(x) || isinf_(x)) { return nan_(); }\n  let ax = abs(x);\n"
+             "  if (ax > T(8192)) { return tan(x); }\n  if (ax < T(0.000244140625)) { return x; }\n"
+             "  let k = round(ax * T(0.6366197723675814));\n"
+             "  let r = (((ax - k * T(1.5703125)) - k * T(0.0004837512969970703125)) - k * T(7.549533620476723e-08))"
+             " - k * T(2.5633441515945189e-12);\n"
+             "  let z = r * r;\n"
+             "  let s = r + r * z * (T(-0.16666666666666666) + z * (T(0.008333333333333333) + z * (T(-0.0001984126984126984)"
+             " + z * (T(2.7557319223985893e-06) + z * T(-2.505210838544172e-08)))));\n"
+             "  let c = T(1) + z * (T(-0.5) + z * (T(0.041666666666666664) + z * (T(-0.001388888888888889)"
+             " + z * (T(2.48015873015873e-05) + z * (T(-2.755731922398589e-07) + z * T(2.08767569878681e-09))))));\n"
+             "  let odd = trunc(k * T(0.5)) != k * T(0.5);\n"
+             "  let v = select(s / c, -c / s, odd);\n  return select(v, -v, signbit_(x));\n}\n"},
     {"sigmoid_", "fn sigmoid_(x: T) -> T {\n  return T(1) / (T(1) + exp(-x));\n}\n"},
     {"softplus_", "fn softplus_(x: T, beta: T, threshold: T) -> T {\n"
                   "  if (x * beta > threshold) { return x; }\n  return log1p_(exp(x * beta)) / beta;\n}\n"},
@@ -234,7 +255,7 @@ const Helper kFloat[] = {
     {"pow_", "fn pow_(x: T, y: T) -> T {\n  if (y == T(0) || x == T(1)) { return T(1); }\n"
              "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
              "  let integral = trunc(y) == y && !isinf_(y);\n"
-             "  let odd = integral && abs(y % T(2)) == T(1);\n"
+             "  let odd = integral && trunc(y * T(0.5)) != y * T(0.5);\n"
              "  if (integral && abs(y) <= T(64)) {\n    var r = T(1);\n    var b = x;\n    var e = u32(abs(y));\n"
              "    while (e != 0u) {\n      if ((e & 1u) != 0u) { r = r * b; }\n      b = b * b;\n      e = e >> 1u;\n    }\n"
              "    return select(r, T(1) / r, y < T(0));\n  }\n"
@@ -424,6 +445,28 @@ const Helper kF64Math[] = {
 
 // kFloat helpers that float64 replaces: the float32 forms stop at float32's precision.
 const Helper kF64Float[] = {
+    // a * b as (hi, lo) with hi + lo within 2^-104 of the product, from the 106-bit integer product of
+    // the significands in 32-bit limbs. Dekker's float form is not safe here: a driver may fuse the
+    // rounded product a * b into the subtraction that recovers its error (NVIDIA's float64 erfc was 176
+    // ulp off), and another may fold such error terms away. hi is the product's leading 53 bits
+    // (truncated), lo the rest; operands or products near the ends of the exponent range get (a * b, 0).
+    {"two_prod_", "fn two_prod_(a: T, b: T) -> vec2<f64> {\n  let ua = bitcast<u64>(a);\n  let ub = bitcast<u64>(b);\n"
+                  "  let ea = i32(u32(ua >> 52u) & 0x7ffu);\n  let eb = i32(u32(ub >> 52u) & 0x7ffu);\n"
+                  "  if (ea == 0 || eb == 0 || ea == 2047 || eb == 2047 || ea + eb < 1250 || ea + eb > 2800) {\n"
+                  "    return vec2<f64>(a * b, T(0));\n  }\n"
+                  "  let ma = (ua & 0xffffffffffffflu) | 0x10000000000000lu;\n  let mb = (ub & 0xffffffffffffflu) | 0x10000000000000lu;\n"
+                  "  let a1 = ma >> 32u;\n  let a0 = ma & 0xfffffffflu;\n  let b1 = mb >> 32u;\n  let b0 = mb & 0xfffffffflu;\n"
+                  "  let mid = a1 * b0 + a0 * b1;\n  let low = a0 * b0;\n  let lo64 = low + (mid << 32u);\n"
+                  "  let hi64 = a1 * b1 + (mid >> 32u) + select(0lu, 1lu, lo64 < low);\n"
+                  "  // The product has 106 bits (top bit 105) or 105 (top bit 104).\n"
+                  "  let wide = (hi64 >> 41u) != 0lu;\n  let shift = select(52u, 53u, wide);\n"
+                  "  let top = (hi64 << (64u - shift)) | (lo64 >> shift);\n  let rest = lo64 & ((1lu << shift) - 1lu);\n"
+                  "  let e = ea + eb - 1023 + select(0, 1, wide);\n"
+                  "  let sign = (ua ^ ub) & 0x8000000000000000lu;\n"
+                  "  let hi = bitcast<f64>(sign | (u64(u32(e)) << 52u) | (top & 0xffffffffffffflu));\n"
+                  "  let lo = ldexp_d(T(rest), e - 1075 - i32(shift));\n"
+                  "  return vec2<f64>(hi, select(lo, -lo, sign != 0lu));\n}\n"},
+    {"tan_", "fn tan_(x: T) -> T {\n  return tan(x);\n}\n"},
     {"erf_", "fn erf_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
              "  if (a < T(0.5)) { return erf_series_d(x); }\n  if (a > T(6)) { return copysign_(T(1), x); }\n"
              "  return copysign_(T(1) - erfc_pos_d(a), x);\n}\n"},
@@ -445,6 +488,17 @@ const Helper kF64Float[] = {
 
 // The builtins a float64 kernel reaches through kF64Math.
 const char* const kF64Builtins[] = {"exp", "exp2", "log", "log2", "sin", "cos", "tan", "ldexp", "trunc", "round"};
+
+// exact_float_math's helpers in this file's Helper form (their text lives as long as the process).
+const std::vector<Helper>& exact_pool(bool f64) {
+  static const auto make = [](bool wide) {
+    std::vector<Helper> helpers;
+    for (const ExactHelper& h : exact_float_helpers(wide)) helpers.push_back({h.name.c_str(), h.code.c_str()});
+    return helpers;
+  };
+  static const std::vector<Helper> f32 = make(false), f64_pool = make(true);
+  return f64 ? f64_pool : f32;
+}
 
 bool is_ident(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -493,6 +547,8 @@ std::string math_helpers(const std::string& expression, Value value) {
     for (const auto& h : kF32Bits) pool.push_back(&h);
   if (value == Value::F64)
     for (const auto& h : kF64Bits) pool.push_back(&h);
+  if (is_float)
+    for (const Helper& h : exact_pool(value == Value::F64)) pool.push_back(&h);
   if (value == Value::I32 || value == Value::I64)
     for (const auto& h : kIntBits) pool.push_back(&h);
   for (const auto& h : kGeneric) pool.push_back(&h);

@@ -25,6 +25,9 @@ struct KeyHash {
 struct Cache {
   std::unordered_map<std::string, webgpu::ComputePipeline> by_name;
   std::unordered_map<PipelineKey, WGPUComputePipeline, KeyHash> by_key;
+  // The WGSL each kernel was compiled from, for tests that read what a driver is handed (a few KB
+  // per kernel, a few hundred kernels in a long process).
+  std::unordered_map<std::string, std::string> sources;
 };
 
 constexpr int kMaxDevices = 64;
@@ -78,6 +81,7 @@ WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string&
   context.check("compiling kernel '" + name + "'");
   WGPUComputePipeline result = created.get();
   cache.by_name.emplace(name, std::move(created));
+  cache.sources.emplace(name, source);
   return result;
 }
 
@@ -97,6 +101,14 @@ std::vector<std::string> compiled_kernel_names(runtime::DeviceContext& context) 
   for (const auto& [name, compiled] : cache_for(context.index()).by_name) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+std::string compiled_kernel_source(runtime::DeviceContext& context, const std::string& name) {
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  const auto& sources = cache_for(context.index()).sources;
+  auto found = sources.find(name);
+  TORCH_CHECK(found != sources.end(), "torch_dml: no kernel named '", name, "' was compiled on ", context.describe());
+  return found->second;
 }
 
 } // namespace torch_dml::kernels

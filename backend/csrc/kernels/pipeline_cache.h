@@ -45,4 +45,8 @@ WGPUComputePipeline pipeline(runtime::DeviceContext& context, const PipelineKey&
 // Names of the kernels compiled so far on a device, sorted (tests check which variant ran).
 std::vector<std::string> compiled_kernel_names(runtime::DeviceContext& context);
 
+// The WGSL a compiled kernel was built from (tests check it for constructs whose meaning is the
+// driver's choice).
+std::string compiled_kernel_source(runtime::DeviceContext& context, const std::string& name);
+
 } // namespace torch_dml::kernels

@@ -166,13 +166,33 @@ struct Spec {
     return "subgroupAdd(" + v + ")";
   }
 
-  // One slice's contribution to a row's sum of squared deviations, in a var Combine stage: its
-  // own sum of squares (aux) plus its count times its mean's squared distance from the row's mean.
-  // p.aux.y is the row's length, p.aux.z the slice length (the last slice may be shorter).
-  std::string var_combine_term() const {
-    const std::string A = wgsl_type(value_of(acc));
-    return "    let i = base + red_offset(r);\n    let n = " + A + "(min(p.aux.z, p.aux.y - r * p.aux.z));\n"
-           "    let d = load(i) / n - mean;\n    acc += aux_at(i) + n * d * d;\n";
+  // var's two passes over elements [lo, hi) of the row at row_base, `step` apart from `start` (a
+  // thread walks the whole row, a workgroup's lanes interleave), leaving this thread's sums in
+  // `total` and `acc` for the caller to fold. Each pass works on x - shift, shift the first value
+  // read (an element; in a Combine stage the first slice's mean): a constant row gives exactly 0
+  // whatever the rounding of the mean's division, which a driver may leave 2.5 ulp off (NVIDIA's
+  // var of a row of ones was 9.5e-17), and a large mean costs the deviations no precision. Partial
+  // stages therefore hand on each slice's mean (not its sum) with its sum of squared deviations.
+  // In a Combine stage p.aux.y is the row's length and p.aux.z the slice length (the last slice may
+  // be shorter); a slice adds its own sum of squares (aux) and its count times its mean's squared
+  // distance from the row's mean.
+  std::string var_loop(const std::string& row_base, const std::string& lo, const std::string& hi,
+                       const std::string& start, const std::string& step, const std::string& fold_total) const {
+    const std::string A = wgsl_type(value_of(acc)), zero = zero_literal(value_of(acc));
+    const bool combining = stage == Stage::Combine;
+    const std::string count = combining ? "    let n = " + A + "(min(p.aux.z, p.aux.y - r * p.aux.z));\n" : "";
+    const std::string weight = combining ? "n * " : "";
+    std::string w = "  var shift = " + zero + ";\n  if (" + lo + " < " + hi + ") { shift = load(" + row_base +
+        " + red_offset(" + lo + ")); }\n  var total = " + zero + ";\n";
+    w += "  for (var r = " + start + "; r < " + hi + "; r += " + step + ") {\n    let i = " + row_base +
+         " + red_offset(r);\n" + count + "    total += " + weight + "(load(i) - shift);\n  }\n";
+    w += fold_total;
+    w += "  let mean = sum / " + A + "(" + (combining ? std::string("p.aux.y") : hi + " - " + lo) + ");\n";
+    w += "  var acc = " + zero + ";\n";
+    w += "  for (var r = " + start + "; r < " + hi + "; r += " + step + ") {\n    let i = " + row_base +
+         " + red_offset(r);\n" + count + "    let d = (load(i) - shift) - mean;\n    acc += " +
+         (combining ? "aux_at(i) + n * d * d" : "d * d") + ";\n  }\n";
+    return w;
   }
 
   std::string index_function(const char* fn, const char* shape, const char* stride, const char* start,
@@ -294,14 +314,7 @@ struct Spec {
         << "  let o = p.extra.w + gid.x + gid.y * groups.x * " << kWorkgroup << "u;\n"
         << "  if (o >= p.head.x) { return; }\n  let base = in_base(o);\n";
       if (op == ReduceOp::Var) {
-        const bool combining = stage == Stage::Combine;
-        w << "  var total = " << zero_literal(acc_value) << ";\n"
-          << "  for (var r = 0u; r < p.head.y; r++) { total += load(base + red_offset(r)); }\n"
-          << "  let mean = total / " << A << "(" << (combining ? "p.aux.y" : "p.head.y") << ");\n"
-          << "  var acc = " << zero_literal(acc_value) << ";\n"
-          << "  for (var r = 0u; r < p.head.y; r++) {\n"
-          << (combining ? var_combine_term() : "    let d = load(base + red_offset(r)) - mean;\n    acc += d * d;\n")
-          << "  }\n";
+        w << var_loop("base", "0u", "p.head.y", "0u", "1u", "  let sum = total;\n");
       } else if (arg) {
         w << "  var acc = " << ident << ";\n  var best = 0xFFFFFFFFu;\n"
           << "  for (var r = 0u; r < p.head.y; r++) {\n    let i = base + red_offset(r);\n    let x = load(i);\n"
@@ -348,19 +361,11 @@ struct Spec {
       row_base = "row_base";
     }
     if (op == ReduceOp::Var) {
-      const bool combining = stage == Stage::Combine;
-      w << "  var total = " << zero_literal(acc_value) << ";\n"
-        << "  for (var r = " << lo << " + lane; r < " << hi << "; r += " << kWorkgroup << "u) { total += load("
-        << row_base << " + red_offset(r)); }\n"
-        << tree("total") << "  let sum = partial[0];\n"
-        << "  let mean = sum / " << A << "(" << (combining ? "p.aux.y" : hi + " - " + lo) << ");\n  workgroupBarrier();\n"
-        << "  var acc = " << zero_literal(acc_value) << ";\n"
-        << "  for (var r = " << lo << " + lane; r < " << hi << "; r += " << kWorkgroup << "u) {\n";
-      if (combining) w << var_combine_term();
-      else w << "    let d = load(" << row_base << " + red_offset(r)) - mean;\n    acc += d * d;\n";
-      w << "  }\n" << tree("acc");
+      w << var_loop(row_base, lo, hi, lo + " + lane", std::to_string(kWorkgroup) + "u",
+                    tree("total") + "  let sum = partial[0];\n  workgroupBarrier();\n");
+      w << tree("acc");
       if (stage == Stage::Partial)
-        w << "  if (lane == 0u) {\n    out[p.head.w + o] = sum;\n    aux[p.aux.x + o] = partial[0];\n  }\n}\n";
+        w << "  if (lane == 0u) {\n    out[p.head.w + o] = shift + mean;\n    aux[p.aux.x + o] = partial[0];\n  }\n}\n";
       else
         w << "  if (lane == 0u) { out[out_pos(o)] = finish(partial[0]); }\n}\n";
       return w.str();

@@ -155,6 +155,9 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_bind_groups_created", [](int i) { return stream_of(i).bind_group_count(); });
   m.def("_compiled_kernels", [](int i) { return kernels::compiled_kernel_names(runtime::device_context(i)); });
+  m.def("_compiled_kernel_source", [](int i, const std::string& name) {
+    return kernels::compiled_kernel_source(runtime::device_context(i), name);
+  });
   m.def("_memory_stats", &memory_stats);
   m.def("_reset_peak_memory_stats", [](int i) {
     runtime::device_allocator().resetPeakStats(static_cast<c10::DeviceIndex>(i));

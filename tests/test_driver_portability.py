@@ -1,0 +1,207 @@
+"""Kernels that give the same answer on every driver.
+
+WGSL and Vulkan leave some things to the driver: signed `%` of negative operands (SPIR-V's OpSRem /
+OpSMod), the precision of `/` (2.5 ulp) and of builtins such as `tan`, whether `a * b + c` is fused,
+whether subnormals are flushed, the NaN result of `max`-shaped selects, the subgroup size. lavapipe
+happens to take the exact choice in most of these and an NVIDIA H100 does not
+(../shared/gpu-runs/2026-11-23-nvidia-h100-vulkan). These tests check the kernels by design: the WGSL
+a driver is handed holds none of the undefined constructs, the integer-arithmetic replacements are
+exact (lavapipe's exact division is the reference), and what lavapipe can be made to vary (its
+subgroup size) is varied.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torch_dml
+
+F64 = torch_dml.has_float64_support(0)
+INTS = [torch.int8, torch.int16, torch.int32, torch.int64]
+FLOATS = [torch.float32, torch.float16, torch.bfloat16] + ([torch.float64] if F64 else [])
+
+
+def function_bodies(source: str) -> dict[str, str]:
+    """WGSL functions by name: their signature and body (a top-level `fn` runs to the next one)."""
+    starts = [m.start() for m in re.finditer(r"^fn |^@compute", source, re.M)] + [len(source)]
+    bodies = {}
+    for begin, end in zip(starts, starts[1:]):
+        match = re.match(r"(?:@compute[^\n]*\n)?fn (\w+)", source[begin:end])
+        if match:
+            bodies[match.group(1)] = source[begin:end]
+    return bodies
+
+
+def signed_remainders(source: str) -> list[str]:
+    """Functions that apply `%` where an operand can be signed: any `%` in the per-element value()
+    function or in a function with an i32/i64 parameter or result (index arithmetic elsewhere is u32)."""
+    found = []
+    for name, body in function_bodies(source).items():
+        signature = body.split("{", 1)[0]
+        signed = name == "value" or re.search(r"\bi(32|64)\b", signature)
+        if signed and re.search(r"[^%]%[^%=]", body.split("{", 1)[1]):
+            found.append(name)
+    return found
+
+
+def test_integer_kernels_hand_the_driver_no_signed_remainder(strict):
+    # NVIDIA returned the unsigned remainder of the bit patterns for `%` on negative operands.
+    for dtype in INTS:
+        a = torch.tensor([-7, 7, -8, 5, 0], dtype=dtype, device="dml")
+        b = torch.tensor([3, -3, -3, -2, 4], dtype=dtype, device="dml")
+        torch.remainder(a, b), torch.fmod(a, b), torch.floor_divide(a, b)
+        torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc")
+    names = [n for n in torch_dml._C._compiled_kernels(0) if n.startswith("ew/")]
+    checked = [n for n in names if re.search(r"/(remainder|fmod|floor_divide|div_floor|div_trunc)/i(32|64)>", n)]
+    assert len(checked) >= 5 * 2, names
+    offenders = {n: signed_remainders(torch_dml._C._compiled_kernel_source(0, n)) for n in checked}
+    assert not any(offenders.values()), offenders
+
+
+def test_the_remainder_lint_finds_a_signed_remainder():
+    # The check above must be able to fail: this is the shape of the kernels NVIDIA got wrong.
+    source = "fn remainder_(x: i32, y: i32) -> i32 {\n  var m = x % y;\n  return m;\n}\n" \
+             "fn index0(i: u32) -> u32 {\n  return i % 7u;\n}\n"
+    assert signed_remainders(source) == ["remainder_"]
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=str)
+def test_integer_division_of_negative_operands(dtype, strict):
+    info = torch.iinfo(dtype)
+    g = torch.Generator().manual_seed(3)
+    a = torch.randint(-100, 100, (4000,), generator=g).to(dtype)
+    b = torch.randint(-13, 14, (4000,), generator=g).to(dtype)
+    b[b == 0] = 5
+    a[:4] = torch.tensor([info.min, info.max, info.min + 1, -1], dtype=dtype)
+    da, db = a.to("dml"), b.to("dml")
+    assert torch.equal(torch.remainder(da, db).cpu(), torch.remainder(a, b))
+    assert torch.equal(torch.fmod(da, db).cpu(), torch.fmod(a, b))
+    assert torch.equal(torch.floor_divide(da, db).cpu(), torch.floor_divide(a, b))
+    assert torch.equal(torch.div(da, db, rounding_mode="trunc").cpu(), torch.div(a, b, rounding_mode="trunc"))
+
+
+@pytest.mark.parametrize("dtype", INTS, ids=str)
+def test_integer_division_by_zero_is_the_same_on_every_adapter(dtype, strict):
+    # The CPU raises ZeroDivisionError; CUDA and dml return values. dml's are fixed (CUDA's): a
+    # quotient of -1, a remainder equal to the dividend (docs/adapters.md).
+    a = torch.tensor([-7, 0, 9, torch.iinfo(dtype).min], dtype=dtype, device="dml")
+    zero = torch.zeros(4, dtype=dtype, device="dml")
+    minus_one = torch.full((4,), -1, dtype=dtype)
+    assert torch.equal(torch.floor_divide(a, zero).cpu(), minus_one)
+    assert torch.equal(torch.div(a, zero, rounding_mode="trunc").cpu(), minus_one)
+    assert torch.equal(torch.div(a, zero, rounding_mode="floor").cpu(), minus_one)
+    assert torch.equal(torch.fmod(a, zero).cpu(), a.cpu())
+    assert torch.equal(torch.remainder(a, zero).cpu(), a.cpu())
+    # The one overflowing quotient wraps, as two's complement does on the CPU.
+    m = torch.tensor([torch.iinfo(dtype).min], dtype=dtype)
+    assert torch.equal(torch.div(m.to("dml"), torch.tensor([-1], dtype=dtype, device="dml"), rounding_mode="trunc")
+                       .cpu(), m)
+
+
+def f32_from_bits(bits: list[int]) -> torch.Tensor:
+    return torch.tensor(struct.unpack(f"{len(bits)}f", struct.pack(f"{len(bits)}I", *bits)))
+
+
+def awkward_f32(count: int, seed: int) -> torch.Tensor:
+    """Any finite float32 bit pattern: subnormals, huge and tiny exponents, both signs."""
+    g = torch.Generator().manual_seed(seed)
+    bits = torch.randint(0, 2**32 - 1, (count,), generator=g, dtype=torch.int64)
+    exponent = (bits >> 23) & 0xFF
+    bits = torch.where(exponent == 0xFF, bits ^ (1 << 30), bits)  # no inf/NaN
+    return f32_from_bits(bits.tolist())
+
+
+def test_float32_trunc_division_is_correctly_rounded_from_the_bits(strict):
+    # trunc(a / b) needs the correctly rounded quotient (6 / 3 at 2.5 ulp can be 1.9999999); the
+    # quotient comes from integer long division, so it must equal the CPU's IEEE one for any pair,
+    # subnormals and overflow included.
+    a, b = awkward_f32(20000, 1), awkward_f32(20000, 2)
+    b[b == 0] = 1.5
+    a[:6] = torch.tensor([6.0, 1e-45, 3e38, -7.0, 1.0, 0.0])
+    b[:6] = torch.tensor([3.0, 3.0, 1e-38, 0.5, 3.0, -2.0])
+    got = torch.div(a.to("dml"), b.to("dml"), rounding_mode="trunc").cpu()
+    assert torch.equal(got, torch.div(a, b, rounding_mode="trunc"))
+    got = torch.div(a.to("dml"), b.to("dml"), rounding_mode="floor").cpu()
+    assert torch.equal(got, torch.div(a, b, rounding_mode="floor"))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_fmod_and_remainder_with_subnormals(dtype, strict):
+    # bfloat16's and float32's subnormals are float32 subnormals: a driver that flushes them made
+    # bfloat16 fmod/remainder wrong on NVIDIA. The integer fmod never flushes.
+    tiny = torch.finfo(dtype).tiny
+    x = torch.tensor([tiny * 0.75, -tiny * 0.5, 3.0, -3.0, tiny * 5.5, 1e3, tiny], dtype=torch.float64)
+    y = torch.tensor([tiny * 0.25, tiny * 0.375, tiny * 0.5, 1e-3, -tiny * 2, tiny * 3, -1.0], dtype=torch.float64)
+    x, y = x.to(dtype), y.to(dtype)
+    dx, dy = x.to("dml"), y.to("dml")
+    assert torch.equal(torch.fmod(dx, dy).cpu(), torch.fmod(x, y))
+    assert torch.equal(torch.remainder(dx, dy).cpu(), torch.remainder(x, y))
+
+
+def test_var_of_a_constant_row_is_exactly_zero(strict):
+    # The mean of 0.1 x n is not 0.1 once the sum rounds (and a driver may divide 2.5 ulp off):
+    # deviations from it were not 0. var works on deviations from the row's first value.
+    for n in (7, 1000, 50000, 300001):
+        row = torch.full((n,), 0.1, device="dml")
+        assert row.var().item() == 0.0, n
+        assert row.view(1, n).std(1).item() == 0.0, n
+    rows = torch.full((3, 70000), -2.7, device="dml")
+    assert torch.count_nonzero(rows.var(1)).item() == 0
+
+
+def test_float32_tan_within_a_few_ulp(strict):
+    # NVIDIA's builtin tan was 1.5e-4 relative off; tan_ reduces by pi/2 itself up to |x| = 8192.
+    x = torch.cat([torch.linspace(-8192, 8192, 20001), torch.linspace(-1.6, 1.6, 4001),
+                   torch.tensor([1e-30, -1e-6, 1.5707963, 1.5707964, 4.712389])])
+    got = torch.tan(x.to("dml")).cpu().double()
+    want = torch.tan(x.double())
+    ulp = torch.finfo(torch.float32).eps * want.abs().clamp_min(torch.finfo(torch.float32).tiny)
+    assert ((got - want).abs() / ulp).max().item() <= 4
+
+
+def test_relu_keeps_nan(strict):
+    # `a < 0 ? 0 : a` reads as max(a, 0) to a shader compiler, and max's NaN is the driver's choice.
+    x = torch.tensor([float("nan"), -1.0, 2.0, -float("nan")])
+    for dtype in FLOATS:
+        got = torch.relu(x.to(dtype).to("dml")).cpu()
+        assert torch.equal(got.isnan(), torch.tensor([True, False, False, True])), dtype
+
+
+SUBGROUP_SCRIPT = textwrap.dedent("""
+    import torch, torch_dml
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 250003, generator=g) - 0.25
+    x[1, 77777] = float("nan")
+    x[2, 123] = -50.0
+    d = x.to("dml")
+    w = x.double()
+    torch.testing.assert_close(d.sum(1).cpu().double(), w.sum(1), rtol=1e-5, atol=1e-3, equal_nan=True)
+    torch.testing.assert_close(d.var(1).cpu().double(), w.var(1), rtol=1e-5, atol=0, equal_nan=True)
+    torch.testing.assert_close(d[0].sum().cpu().double(), w[0].sum(), rtol=1e-5, atol=1e-3)
+    assert torch.equal(d.amax(1).cpu(), x.amax(1), ) or torch.equal(d.amax(1).cpu().isnan(), x.amax(1).isnan())
+    assert torch.equal(d.argmax(1).cpu(), x.argmax(1)) and d[2].argmin().item() == 123
+    assert torch.equal(d.amin(1).cpu().isnan(), torch.tensor([False, True, False]))
+    print("ok", torch_dml._C._compiled_kernels(0))
+""")
+
+
+def test_reductions_do_not_depend_on_the_subgroup_size():
+    # lavapipe's subgroup size follows LP_NATIVE_VECTOR_WIDTH (bits / 32: 4 or 8 lanes here); NVIDIA's
+    # is 32. The reductions must be right for any size the adapter picks.
+    if not torch_dml._C._has_feature(0, "subgroup"):
+        pytest.skip("the adapter has no subgroup operations")
+    if "llvmpipe" not in torch_dml.device_name(0):
+        pytest.skip("only lavapipe's subgroup size can be chosen")
+    for width in ("128", "256"):
+        env = dict(os.environ, LP_NATIVE_VECTOR_WIDTH=width)
+        run = subprocess.run([sys.executable, "-c", SUBGROUP_SCRIPT], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, (width, run.stderr)
+        assert run.stdout.startswith("ok") and "/sg" in run.stdout, (width, run.stdout)
