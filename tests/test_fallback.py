@@ -74,3 +74,33 @@ def test_view_ops_never_fall_back_silently():
     else:
         view.fill_(0.0)
         assert x.cpu().sum().item() == 0.0
+
+
+def test_complex_conj_physical_in_place_and_svd_out_reach_the_fallback():
+    # Their composite kernels call a DispatchStub for the device: an INTERNAL ASSERT without a route.
+    a = torch.randn(3, 3, dtype=torch.complex64)
+    d = a.to("dml")
+    d.conj_physical_()
+    assert torch.equal(d.cpu(), a.conj_physical())
+    real = torch.randn(4, device="dml")
+    with torch_dml.strict():
+        assert real.conj_physical_() is real  # a no-op for real tensors, natively
+    U, S, V = (torch.empty(0, dtype=t, device="dml") for t in (torch.complex64, torch.float32, torch.complex64))
+    torch.svd(a.to("dml"), out=(U, S, V))
+    torch.testing.assert_close(S.cpu(), torch.svd(a).S, rtol=1e-5, atol=1e-5)
+
+
+def test_sparse_tensors_are_a_clear_error():
+    dense = torch.eye(3)
+    with pytest.raises(NotImplementedError, match="sparse tensors are not supported on dml"):
+        dense.to_sparse().to("dml") + 1
+
+
+def test_mode_with_out_runs_on_the_fallback():
+    # mode.values' composite kernel accepts only CPU, CUDA and XPU tensors.
+    x = torch.tensor([[1.0, 2.0, 2.0], [3.0, 3.0, 1.0]])
+    values = torch.empty(0, device="dml")
+    indices = torch.empty(0, dtype=torch.long, device="dml")
+    torch.mode(x.to("dml"), 1, out=(values, indices))
+    want = torch.mode(x, 1)
+    assert torch.equal(values.cpu(), want.values) and torch.equal(indices.cpu(), want.indices)

@@ -123,3 +123,34 @@ def test_the_message_is_the_worst_samples(runner, monkeypatch):
     cell = runner.run_case(op, "forward", torch.float32)
     assert cell.status == statuses.ERROR and "second sample raised" in cell.message
     assert [r["status"] for r in cell.sample_results] == [statuses.FAIL, statuses.ERROR]
+
+
+def test_a_sample_that_draws_random_numbers_is_skipped_not_failed(runner, monkeypatch):
+    # Attention with dropout_p > 0: the device's Philox stream is not the CPU's, so values differ.
+    op = OPS["neg"]
+    monkeypatch.setattr(op, "op", lambda x, *args, **kwargs: torch.nn.functional.dropout(x, 0.5, training=True))
+    cell = runner.run_case(op, "forward", torch.float32)
+    assert cell.status == statuses.SKIP and "random" in cell.message, cell
+
+
+def test_a_wrong_device_result_fails_even_where_the_float64_reference_is_consulted(runner, monkeypatch):
+    op = OPS["add"]
+    real = op.op
+    monkeypatch.setattr(op, "op", lambda a, b, **kw: real(a, b, **kw) + (1.0 if a.device.type == "dml" else 0.0))
+    cell = runner.run_case(op, "forward", torch.bfloat16)
+    assert cell.status == statuses.FAIL, cell
+
+
+def test_the_cpu_being_further_from_float64_than_the_device_is_not_a_failure(runner, monkeypatch):
+    # The CPU's bfloat16 result off (as its fused addr or a gradient that should be exactly 0 can be),
+    # the device's right: the float64 computation of the same op decides.
+    op = OPS["add"]
+    real = op.op
+
+    def off_on_the_cpu(a, b, **kw):
+        wrong = a.device.type == "cpu" and a.dtype == torch.bfloat16
+        return real(a, b, **kw) + (0.5 if wrong else 0.0)
+
+    monkeypatch.setattr(op, "op", off_on_the_cpu)
+    cell = runner.run_case(op, "forward", torch.bfloat16)
+    assert cell.status == statuses.PASS, cell
