@@ -5,6 +5,7 @@ import gc
 import pytest
 import torch
 import torch_dml
+from helpers import run_python
 
 
 def test_allocate_and_free_returns_to_baseline():
@@ -85,3 +86,19 @@ def test_pinned_memory():
     t = torch.arange(4.0).pin_memory()
     assert t.is_pinned()
     assert torch.equal(t.to("dml").cpu(), torch.arange(4.0))
+
+
+def test_empty_host_cache_after_use():
+    # In a child: before a host allocator was registered this was a null call in ATen, a segfault.
+    result = run_python(
+        "import torch, torch_dml\n"
+        "x = torch.arange(4.0, device='dml') * 2\n"
+        "pinned = torch.arange(4.0).pin_memory()\n"
+        "torch.accelerator.empty_host_cache()\n"
+        "assert pinned.is_pinned() and torch.equal(pinned.to('dml').cpu(), torch.arange(4.0))\n"
+        "del pinned\n"
+        "torch.accelerator.empty_host_cache()\n"
+        "print('sum', x.cpu().sum().item())\n"
+    )
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    assert result.stdout.split()[-2:] == ["sum", "12.0"]

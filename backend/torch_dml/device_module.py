@@ -71,7 +71,17 @@ def get_device_name(device: _DeviceLike = None) -> str:
 
 
 def is_initialized() -> bool:
+    """Whether any dml device has been set up (a tensor, a stream or a generator used it)."""
     return _C._is_initialized()
+
+
+def __getattr__(name: str) -> Any:
+    # torch.cuda keeps a module global ``_initialized``; torch.utils.checkpoint reads it on the device
+    # module to decide whether to stash and restore device RNG states around the recomputed forward.
+    # Without it the recomputation draws new dropout masks and the gradients are silently wrong.
+    if name == "_initialized":
+        return is_initialized()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _lazy_init() -> None:

@@ -2,7 +2,6 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
 #include <atomic>
@@ -11,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "aten/cpu_round_trip.h"
 #include "runtime/device.h"
 #include "runtime/generator.h"
 
@@ -118,10 +118,13 @@ void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& sta
 }
 
 void fallback_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  enter_fallback(op_name(op), describe_arguments(op, *stack));
+  const std::string name = op_name(op);
+  enter_fallback(name, describe_arguments(op, *stack));
+  TORCH_CHECK(!returns_view(op.schema()), "torch_dml: ", name, " is a view op with no dml kernel ",
+              describe_arguments(op, *stack), "; a view cannot fall back to the CPU, whose result would not "
+              "share the dml tensor's memory.");
   substitute_generators(op, *stack);
-  // View ops cannot fall back: a CPU result cannot alias dml memory, so refuse rather than copy.
-  at::native::cpu_fallback(op, stack, /*error_on_views=*/true);
+  run_on_cpu(op, stack);
 }
 
 } // namespace

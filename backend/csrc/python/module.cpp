@@ -137,7 +137,12 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_get_device", [] { return runtime::current_device_index(); });
   m.def("_set_device", [](int i) { runtime::set_current_device_index(i); });
-  m.def("_is_initialized", [] { return runtime::device_count() > 0 && runtime::device_initialized(0); });
+  // Any device, not only dml:0: torch.utils.checkpoint stashes RNG states only when this says yes.
+  m.def("_is_initialized", [] {
+    for (int i = 0; i < runtime::device_count(); ++i)
+      if (runtime::device_initialized(i)) return true;
+    return false;
+  });
   // After a fork, WebGPU objects inherited from the parent are unusable: torch marks the child "in bad
   // fork" and _lazy_init refuses instead of handing out a broken device.
   m.def("_lazy_init", [] { torch::utils::register_fork_handler_for_device_init(at::kPrivateUse1); });
