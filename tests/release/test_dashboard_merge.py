@@ -191,7 +191,7 @@ def test_committed_gzipped_reports_carry_their_cell_and_origin(tmp_path: Path) -
     sides = (out / "index.html").read_text().split('id="coverage-table"')[1].split("</table>")[0]
     assert "<code>ba750b6</code>" in sides and "full (" in sides
     status = (out / "matrix.html").read_text().split(f'id="cell-{cell_id}"')[1].split("</tr>")[0]
-    assert "by hand" in status and "reported" in status
+    assert "by hand" in status and "reported</a><br><small>full, ba750b6</small>" in status
 
 
 def test_site_has_cells_as_columns_and_the_matrix_status(reports: dict[str, Path], tmp_path: Path) -> None:
