@@ -125,6 +125,19 @@ def read_rows(results: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def source_commit() -> str:
+    """The checkout's commit, `+dirty` when tracked files differ from it: a published report says what it
+    tested. Empty outside a git checkout (an installed package)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).resolve().parents[1]).stdout.strip()
+    try:
+        head, changed = git("rev-parse", "--short=7", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+dirty" if changed else "")
+
+
 def untested_rows(overloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from conformance import statuses
 
@@ -151,13 +164,14 @@ def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[
     samples = args.max_samples or (QUICK_SAMPLES if args.quick else FULL_SAMPLES)
     suite = {"key": manifest["key"], "generated_dir": str(generated_dir(args)), "workers": args.workers,
              "max_samples": samples, "ops": args.ops or ("quick set" if args.quick else "all"),
-             "dtypes": args.dtypes or "all", "variants": args.variants or "all", "pytest_exit_code": exit_code}
+             "dtypes": args.dtypes or "all", "variants": args.variants or "all", "pytest_exit_code": exit_code,
+             "commit": source_commit()}
     data = report.build({"generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                          "profile": "quick" if args.quick else ("full" if not (args.ops or args.dtypes
                                                                                or args.variants) else "custom"),
                          "wall_time_s": round(wall, 1), "backend": meta, "suite": suite}, rows, overloads, fallbacks)
     if args.baseline:
-        data["diff"] = report.diff(data, json.loads(Path(args.baseline).read_text()))
+        data["diff"] = report.diff(data, report.read(Path(args.baseline)))
     report.render(data, Path(args.out))
     if args.update_expectations:
         folder = Path(args.expectations) if args.expectations else expectations.HERE

@@ -3,6 +3,7 @@ with jinja2, never from live objects."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections import Counter
 from pathlib import Path
@@ -23,6 +24,12 @@ SHORT = {statuses.FALLBACK: "CPU", statuses.ERROR: "ERR", statuses.XFAIL: "xfail
 DISPATCH_KINDS = ["native", "composite", "fallback", "missing"]
 # For the diff: better to worse. SKIP and UNTESTED are not ranked: a change to or from them is "changed".
 RANKED = [statuses.PASS, statuses.XPASS, statuses.FALLBACK, statuses.XFAIL, statuses.FAIL, statuses.ERROR]
+
+
+def read(path: Path) -> dict[str, Any]:
+    """A report.json, or one gzipped (`*.json.gz`: a full run is several MB as plain JSON, ~300 kB gzipped)."""
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.name.endswith(".gz") else raw)
 
 
 def totals(results: list[dict[str, Any]]) -> dict[str, int]:

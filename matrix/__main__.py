@@ -1,4 +1,4 @@
-"""python -m matrix {check,render,merge,pages}: see matrix/__init__.py."""
+"""python -m matrix {check,render,merge,pages,publish}: see matrix/__init__.py."""
 
 from __future__ import annotations
 
@@ -24,11 +24,24 @@ def parse(argv: list[str]) -> argparse.Namespace:
     pages = sub.add_parser("pages", help="write the docs' generated pages (matrix, coverage, compatibility)")
     pages.add_argument("-o", "--out", type=Path, default=model.ROOT / "docs" / "generated")
     pages.add_argument(
-        "--reports", nargs="*", default=None, help="conformance reports (default: docs/data's)"
+        "--reports", nargs="*", default=None, help="conformance reports (default: docs/data/cells)"
     )
     pages.add_argument(
         "--junit", type=Path, default=None, help="pytest --junitxml output for the feature marks"
     )
+    publish = sub.add_parser(
+        "publish", help="commit a cell's full conformance report to docs/data/cells/ (with its origin)"
+    )
+    publish.add_argument("cell", help="the matrix.yaml cell id the report belongs to")
+    publish.add_argument("report", type=Path, help="its report.json or report.json.gz")
+    publish.add_argument("--commit", default="", help="the commit it was built from (default: the report's)")
+    publish.add_argument(
+        "--run-command", default="python -m conformance run", help="the command that produced it"
+    )
+    publish.add_argument(
+        "--machine", default="", help="the machine, driver, torch build (default: the report's)"
+    )
+    publish.add_argument("--to", type=Path, default=None, help="the folder (default docs/data/cells)")
     return parser.parse_args(argv)
 
 
@@ -62,6 +75,19 @@ def main(argv: list[str] | None = None) -> int:
 
         for path in pages.write(matrix, args.out, args.reports, args.junit):
             print(f"wrote {path}")
+        return 0
+    if args.command == "publish":
+        from matrix import publish
+
+        folder = args.to or publish.CELLS
+        try:
+            path = publish.publish(
+                matrix, args.cell, args.report, args.commit, args.run_command, args.machine, folder
+            )
+        except ValueError as refused:
+            print(refused, file=sys.stderr)
+            return 1
+        print(f"wrote {path} and {folder / 'sources.yaml'}: commit both")
         return 0
     raise AssertionError(args.command)
 

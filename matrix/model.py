@@ -14,6 +14,9 @@ ROOT = HERE.parent
 
 # Which matrix.yaml key each axis is read from on a cell.
 AXES = ("python", "torch", "os", "adapter")
+# Who runs a cell (its `run_by`): a job of .github/workflows/ci.yml, or a person on a lent machine with
+# `bash .ci/gpu-check all`, whose report is committed under docs/data/cells/ (no runner of ours exists).
+RUN_BY_WORKFLOW, RUN_BY_GPU_CHECK = "workflow", "gpu-check"
 
 
 @dataclass(frozen=True)
@@ -25,15 +28,22 @@ class Cell:
     adapter: str
     hardware: str
     webgpu: str
-    runner: str | list[str]
-    hosted: bool
     adapters: str
     why: str
+    runner: str | list[str] = ""  # empty for a gpu-check cell
+    hosted: bool = False
+    run_by: str = RUN_BY_WORKFLOW
     python_arch: str = ""  # setup-python's architecture; empty: the runner's own
 
     @property
     def labels(self) -> list[str]:
+        if not self.runner:
+            return []
         return [self.runner] if isinstance(self.runner, str) else list(self.runner)
+
+    @property
+    def in_workflow(self) -> bool:
+        return self.run_by == RUN_BY_WORKFLOW
 
     @property
     def artifact(self) -> str:
@@ -62,11 +72,16 @@ class Matrix:
 
     @property
     def hosted(self) -> list[Cell]:
-        return [c for c in self.cells if c.hosted]
+        return [c for c in self.cells if c.in_workflow and c.hosted]
 
     @property
     def self_hosted(self) -> list[Cell]:
-        return [c for c in self.cells if not c.hosted]
+        return [c for c in self.cells if c.in_workflow and not c.hosted]
+
+    @property
+    def by_gpu_check(self) -> list[Cell]:
+        """Cells no workflow runs: their reports are committed by hand (docs/data/cells/)."""
+        return [c for c in self.cells if c.run_by == RUN_BY_GPU_CHECK]
 
     def cell(self, cell_id: str) -> Cell:
         for c in self.cells:
@@ -120,9 +135,20 @@ def problems(matrix: Matrix) -> list[str]:
     for c in matrix.cells:
         if len(c.why.split()) < 5:
             found.append(f"cell {c.id}: `why` must say why the cell exists (a sentence, not {c.why!r})")
-        if not c.hosted and "self-hosted" not in c.labels:
+        if c.run_by == RUN_BY_GPU_CHECK:
+            if c.runner or c.hosted:
+                found.append(
+                    f"cell {c.id}: run_by {RUN_BY_GPU_CHECK} has no CI runner; drop `runner` and `hosted`"
+                )
+        elif c.run_by != RUN_BY_WORKFLOW:
+            found.append(
+                f"cell {c.id}: run_by {c.run_by!r} is neither {RUN_BY_WORKFLOW} nor {RUN_BY_GPU_CHECK}"
+            )
+        elif not c.runner:
+            found.append(f"cell {c.id}: a workflow cell needs a `runner`")
+        elif not c.hosted and "self-hosted" not in c.labels:
             found.append(f"cell {c.id}: a non-hosted cell's runner labels must include self-hosted")
-        if c.hosted and "self-hosted" in c.labels:
+        elif c.hosted and "self-hosted" in c.labels:
             found.append(f"cell {c.id}: hosted cell with self-hosted labels")
         if c.adapter not in matrix.adapters:
             found.append(f"cell {c.id}: adapter {c.adapter!r} is not described under adapters")

@@ -1,7 +1,7 @@
 """Writes docs/generated/*.md (matrix, op coverage, compatibility) before Sphinx reads the sources.
 
-DOCS_REPORTS (paths or folders of conformance report.json, separated by os.pathsep) replaces the committed
-snapshot docs/data/conformance-report.json, e.g. with the reports of every CI cell; DOCS_JUNIT (pytest
+DOCS_REPORTS (paths or folders of conformance reports, separated by os.pathsep) replaces the committed full
+runs of docs/data/cells/, e.g. with those and the reports of every CI cell; DOCS_JUNIT (pytest
 --junitxml output) turns the feature marks into test results.
 """
 

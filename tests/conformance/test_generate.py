@@ -3,6 +3,7 @@ regeneration; and one small end-to-end run of generated modules through pytest a
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,7 @@ def test_small_run_writes_a_valid_report(small_run):
     assert cases[("add", "forward", "int64")]["test_id"] == "test_add[forward-int64]"
     assert cases[("add", "forward", "int64")]["family"] == "binary"
     assert data["profile"] == "custom" and data["wall_time_s"] > 0
+    assert re.fullmatch(r"[0-9a-f]{7}(\+dirty)?", data["suite"]["commit"])  # what the numbers describe
     assert (tmp_path / "out" / "index.html").exists() and (tmp_path / "out" / "report.md").exists()
     assert "test_add[forward-int64]" in done.stdout or "conformance:" in done.stdout
 

@@ -3,6 +3,7 @@ the suite's), for two cells that disagree on some ops."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,71 @@ def test_differences_list_only_pairs_that_differ(reports: dict[str, Path], tmp_p
     assert next(iter(found)) == ("add", "float64")  # the FAIL sorts first
 
 
+def test_differences_put_right_and_wrong_first_and_keep_the_variant(tmp_path: Path) -> None:
+    cells = [
+        merge.CellReport(
+            "lavapipe",
+            make_report(
+                "llvmpipe",
+                "lavapipe",
+                [
+                    row("tan", "float32", statuses.PASS),
+                    {**row("tan", "float32", statuses.PASS), "variant": "backward"},
+                    row("mm", "float64", statuses.PASS),
+                    row("cos", "float64", statuses.SKIP),
+                ],
+            ),
+        ),
+        merge.CellReport(
+            "h100",
+            make_report(
+                "NVIDIA H100",
+                "nvidia",
+                [
+                    {**row("tan", "float32", statuses.FAIL), "message": "values differ"},
+                    {**row("tan", "float32", statuses.PASS), "variant": "backward"},
+                    row("mm", "float64", statuses.FALLBACK),
+                    row("cos", "float64", statuses.PASS),
+                ],
+            ),
+        ),
+    ]
+    found = merge.differences(cells)
+    assert [(d["op"], d["variant"], d["dtype"], d["kind"]) for d in found] == [
+        ("tan", "forward", "float32", merge.RIGHT_AND_WRONG),
+        ("mm", "forward", "float64", merge.NATIVE_AND_FALLBACK),
+        ("cos", "forward", "float64", merge.OTHER),
+    ]
+    assert found[0]["statuses"] == {"lavapipe": statuses.PASS, "h100": statuses.FAIL}
+    assert found[0]["messages"] == {"h100": "values differ"}
+
+
+def test_committed_gzipped_reports_carry_their_cell_and_origin(tmp_path: Path) -> None:
+    folder = tmp_path / "cells"
+    folder.mkdir()
+    full = {**make_report("NVIDIA H100", "nvidia", [row("add", "float32", statuses.PASS)]), "profile": "full"}
+    cell_id = "linux-nvidia-h100-py312-torch2.11"
+    (folder / f"{cell_id}.report.json.gz").write_bytes(gzip.compress(json.dumps(full).encode()))
+    (folder / "sources.yaml").write_text(
+        f"{cell_id}:\n  commit: ba750b6\n  command: bash .ci/gpu-check all\n"
+    )
+    quick = tmp_path / "artifacts" / f"conformance-{cell_id}" / "report.json"
+    quick.parent.mkdir(parents=True)
+    quick.write_text(json.dumps(make_report("NVIDIA H100", "nvidia", [row("add", "float32", statuses.FAIL)])))
+    # The artifact's quick run of the same cell is dropped for the committed full one, whichever comes first.
+    for arguments in ([str(folder), str(quick.parent.parent)], [str(quick.parent.parent), str(folder)]):
+        (cell,) = merge.collect(arguments)
+        assert cell.name == cell_id and cell.report["profile"] == "full" and merge.commit(cell) == "ba750b6"
+    out = tmp_path / "site"
+    assert main(["merge", str(folder), "-o", str(out)]) == 0
+    summary = json.loads((out / "merged.json").read_text())["cells"][0]
+    assert (summary["commit"], summary["python"], summary["os"]) == ("ba750b6", "3.12", "linux")
+    sides = (out / "index.html").read_text().split('id="coverage-table"')[1].split("</table>")[0]
+    assert "<code>ba750b6</code>" in sides and "full (" in sides
+    status = (out / "matrix.html").read_text().split(f'id="cell-{cell_id}"')[1].split("</tr>")[0]
+    assert "by hand" in status and "reported</a><br><small>full, ba750b6</small>" in status
+
+
 def test_site_has_cells_as_columns_and_the_matrix_status(reports: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "site"
     assert main(["merge", str(tmp_path / "artifacts"), "-o", str(out)]) == 0
@@ -136,7 +202,11 @@ def test_site_has_cells_as_columns_and_the_matrix_status(reports: dict[str, Path
     assert header.index("linux-lavapipe-py311-torch2.13") < header.index(
         "linux-nvidia-rtx3070-py312-torch2.13"
     )
-    assert "NVIDIA GeForce RTX 3070" in index and "3 (op, dtype) pairs differ" in index
+    assert "NVIDIA GeForce RTX 3070" in index
+    counts = index.split('id="difference-counts"')[1].split("</p>")[0]
+    assert "wrong on another: <b>1</b>" in counts and "other: 2" in counts
+    wrong = index.split('id="differences-table"')[1].split("</table>")[0]
+    assert "<td>add</td><td>forward</td><td>float64</td>" in wrong and "exp" not in wrong
     status = (out / "matrix.html").read_text()
     reported = status.split('id="cell-linux-nvidia-rtx3070-py312-torch2.13"')[1].split("</tr>")[0]
     assert "reported" in reported

@@ -81,6 +81,53 @@ def test_pages_render_from_the_committed_report(tmp_path: Path) -> None:
     assert f"| {pages.release_version()} |" in compatibility
 
 
+def _cell(name: str, adapter_class: str, commit: str, results: list[dict[str, Any]]) -> merge.CellReport:
+    backend = {
+        "adapter_class": adapter_class,
+        "adapter": {"name": adapter_class},
+        "torch": "2.13.0",
+        "env": {},
+    }
+    coverage = {"native_pass_pct": 50.0, "correct_pct": 90.0, "ops_tested": 2}
+    data = {"profile": "full", "generated": "2026-11-23T00:00:00", "suite": {"max_samples": 4}}
+    data |= {"backend": backend, "coverage": coverage, "totals": {"PASS": 1}, "results": results}
+    return merge.CellReport(name, data, origin={"commit": commit})
+
+
+def test_compatibility_page_opens_with_what_differs_between_adapters() -> None:
+    # (op, dtype, status on lavapipe, status on the H100)
+    cases = [
+        ("tan", "float32", statuses.PASS, statuses.FAIL),
+        ("mm", "float64", statuses.PASS, statuses.FALLBACK),
+        ("cos", "int8", statuses.SKIP, statuses.PASS),
+    ]
+    software = _cell("linux-lavapipe-py311-torch2.13", "lavapipe", "325231d", rows(*[c[:3] for c in cases]))
+    gpu = _cell(
+        "linux-nvidia-h100-py312-torch2.11", "nvidia", "ba750b6", rows(*[(*c[:2], c[3]) for c in cases])
+    )
+    gpu.report["results"][0]["message"] = "values differ"
+    page = pages.compatibility_page(model.load(), [software, gpu])
+    reports = page.split("## Reports")[1].split("##")[0]
+    assert "|  | Mesa lavapipe (llvmpipe) | NVIDIA H100 80GB HBM3 |" in reports  # the cells' hardware
+    assert "| commit | `325231d` | `ba750b6` |" in reports
+    assert "| profile | full (4 samples per case) | full (4 samples per case) |" in reports
+    assert "Python 3.12, linux |" in reports  # from the H100's matrix.yaml cell: it wrote no cell.json
+    differs = page.split("## Differs between adapters")[1].split("## Data types")[0]
+    assert "different commits" in differs
+    assert "| `tan` | forward | float32 | pass | **FAIL** | values differ |" in differs
+    assert "`mm`" not in differs and "`cos`" not in differs  # native vs fallback, skipped: not this table
+    coverage = pages.coverage_page(model.load(), [software, gpu])
+    native = coverage.split("## Native on one adapter")[1].split("##")[0]
+    assert "| `mm` | forward | float64 | pass | fallback |" in native
+
+
+def test_coverage_page_keeps_each_variant_apart() -> None:
+    backward = {"op": "add", "variant": "backward", "dtype": "float32", "status": statuses.FAIL}
+    results = [*rows(("add", "float32", statuses.PASS)), backward]
+    page = pages.coverage_page(model.load(), [_cell("c", "lavapipe", "abc", results)])
+    assert "| `add` | pass |" in page and "| `add (backward)` | **FAIL** |" in page
+
+
 def _public_names(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}

@@ -94,3 +94,20 @@ def test_default_torch_and_wgpu_agree_with_tox_and_setup(matrix: model.Matrix) -
     assert default and default[1] == matrix.torch_releases[matrix.default_torch]
     assert f"wgpu=={matrix.wgpu}" in deps
     assert f'WGPU_REQUIREMENT = "wgpu=={matrix.wgpu}"' in (ROOT / "setup.py").read_text()
+
+
+def test_a_gpu_check_cell_has_no_runner_and_others_need_one(matrix: model.Matrix) -> None:
+    by_hand = matrix.by_gpu_check
+    assert [c.id for c in by_hand] == ["linux-nvidia-h100-py312-torch2.11"]
+    assert by_hand[0].labels == [] and not by_hand[0].hosted
+    assert by_hand[0].id not in {c.id for c in [*matrix.hosted, *matrix.self_hosted]}
+    cell = by_hand[0]
+    broken = [
+        dataclasses.replace(cell, id="a", runner=["self-hosted", "h100"]),
+        dataclasses.replace(cell, id="b", run_by="cron"),
+        dataclasses.replace(cell, id="c", run_by=model.RUN_BY_WORKFLOW),
+    ]
+    found = model.problems(dataclasses.replace(matrix, cells=[*matrix.cells, *broken]))
+    assert any(p.startswith("cell a: run_by gpu-check has no CI runner") for p in found)
+    assert any(p.startswith("cell b: run_by 'cron' is neither") for p in found)
+    assert any(p.startswith("cell c: a workflow cell needs a `runner`") for p in found)

@@ -69,6 +69,8 @@ def test_every_cell_runs_in_the_right_job(matrix: model.Matrix, ci: dict[str, An
         assert entry["torch"] == matrix.torch_releases[cell.torch]
         assert entry["artifact"] == f"conformance-{cell.id}"
     assert all("self-hosted" not in str(c["runner"]) for c in hosted)
+    by_hand = {c.id for c in matrix.by_gpu_check}
+    assert by_hand and not by_hand & {c["id"] for c in hosted + gpu}  # no job waits for a lent machine
 
 
 def test_self_hosted_job_never_runs_for_forks(ci: dict[str, Any]) -> None:
@@ -83,7 +85,12 @@ def test_dashboard_merges_every_cell_and_deploys_from_main_only(ci: dict[str, An
     assert set(dashboard["needs"]) == {"hosted", "gpu"} and "!cancelled()" in dashboard["if"]
     download = next(s for s in dashboard["steps"] if "download-artifact" in s.get("uses", ""))
     assert download["with"]["pattern"] == "conformance-*"
-    assert any("tox -e dashboard" in s.get("run", "") for s in dashboard["steps"])
+    merge_step = next(s["run"] for s in dashboard["steps"] if "tox -e dashboard" in s.get("run", ""))
+    assert (
+        "docs/data/cells" in merge_step.split()
+    )  # the committed full runs, the gpu-check cells' only reports
+    docs_step = next(s for s in dashboard["steps"] if "tox -e docs" in s.get("run", ""))
+    assert "docs/data/cells" in docs_step["env"]["DOCS_REPORTS"].split(":")
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert "refs/heads/main" in deploy["if"] and "pull_request" in deploy["if"]
     assert ci["permissions"] == {}
