@@ -16,15 +16,23 @@ namespace {
 
 // Any sparse layout reaching a kernel: the dispatcher found no sparse kernel for the device.
 [[noreturn]] void sparse_unsupported(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  std::string layout = "a sparse layout";
-  for (const c10::IValue& value : *stack) {
+  // The layout of the first sparse tensor argument, or the `layout=` a factory function was given.
+  std::string layout = "sparse";
+  const auto& arguments = op.schema().arguments();
+  const size_t first = stack->size() - arguments.size();
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const c10::IValue& value = (*stack)[first + i];
     if (value.isTensor() && value.toTensor().defined() && value.toTensor().layout() != c10::kStrided) {
       layout = c10::str(value.toTensor().layout());
       break;
     }
+    if (arguments[i].name() == "layout" && value.isInt()) {
+      layout = c10::str(static_cast<c10::Layout>(value.toInt()));
+      break;
+    }
   }
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "torch_dml: ", op.schema().operator_name(), " got a tensor of layout ", layout,
-                              " on dml; sparse tensors are not supported on dml. Keep them on the CPU (or use a "
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "torch_dml: ", op.schema().operator_name(), " with layout ", layout,
+                              " on dml: sparse tensors are not supported on dml. Keep them on the CPU (or use a "
                               "strided tensor: .to_dense()).");
 }
 
