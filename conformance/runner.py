@@ -170,8 +170,8 @@ def _mover(device: str, requires_grad: bool, whole_storage: bool = False) -> Cal
         if not isinstance(value, torch.Tensor):
             return value
         moved = value.detach().to(device)
-        storage = value.untyped_storage()
-        if whole_storage and value.layout == torch.strided and storage.nbytes() > moved.nbytes:
+        storage = value.untyped_storage() if whole_storage and value.layout == torch.strided else None
+        if storage is not None and storage.nbytes() > moved.nbytes:
             # The whole storage travels and the view is rebuilt on it, so an op that reaches past the
             # view (as_strided with its own offset) finds what it finds on the CPU.
             flat = torch.empty(0, dtype=value.dtype).set_(storage, 0, (storage.nbytes() // value.element_size(),))
@@ -213,7 +213,7 @@ def _widen(value: Any) -> Any:
 
 
 def _agrees_in_float64(runner: Variant, op: Any, sample: Any, actual: Any, expected: Any,
-                       tolerance: tuple[float, float] | None) -> bool:
+                       tolerance: tuple[float, float] | None, context: dict[str, Any]) -> bool:
     """For a reduced-precision sample whose device result differs from the CPU's: whether the device
     agrees, within the dtype's tolerance, with the same op on the same values computed in float64 (and
     rounded to the sample's dtypes), the answer both are approximating, or is at least as close to it
@@ -228,7 +228,9 @@ def _agrees_in_float64(runner: Variant, op: Any, sample: Any, actual: Any, expec
         return False
     try:
         torch.manual_seed(0)
-        wide = tree_leaves(runner.run(op, sample.transform(_widen), "cpu", {}))
+        # The same upstream gradients as both runs had (widened), not new ones drawn in float64.
+        wide_context = {k: [_widen(g) for g in v] for k, v in context.items() if k == "grads"}
+        wide = tree_leaves(runner.run(op, sample.transform(_widen), "cpu", wide_context))
     except Exception:  # noqa: BLE001 -- no float64 reference: the CPU's result stands
         return False
     if len(wide) != len(expected_leaves):
@@ -308,7 +310,7 @@ class Runner:
         if not outcome.equal:
             if draws_random_numbers(recorder.seen):
                 return statuses.SKIP, Comparison(False, message=RANDOM_SAMPLE), recorder.seen
-            if not _agrees_in_float64(runner, op, sample, actual, expected, tolerance) and \
+            if not _agrees_in_float64(runner, op, sample, actual, expected, tolerance, context) and \
                     not self._right_without_the_recorder(runner, op, sample, expected, tolerance, fell_back, context):
                 return statuses.FAIL, outcome, recorder.seen
         return (statuses.FALLBACK if fell_back else statuses.PASS), outcome, recorder.seen
