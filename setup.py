@@ -7,6 +7,7 @@ The build is incremental through ninja: objects live in build/ and only changed 
 
 import glob
 import importlib.util
+import itertools
 import os
 import sys
 
@@ -63,6 +64,17 @@ class IncrementalBuildExt(BuildExtension.with_options(use_ninja=True)):
     def finalize_options(self) -> None:
         super().finalize_options()
         self.build_temp = os.environ.get("TORCH_DML_BUILD_TEMP", os.path.join(ROOT, "build", "temp"))
+
+    def build_extension(self, ext) -> None:
+        super().build_extension(ext)
+        from backend.cxx_runtime import check_extension
+
+        path = self.get_ext_fullpath(ext.name)
+        linker = getattr(self.compiler, "compiler_cxx", None) or getattr(self.compiler, "linker_so", None) or []
+        error = check_extension(path, " ".join(itertools.takewhile(lambda arg: not arg.startswith("-"), linker)))
+        if error:
+            os.remove(path)  # never leave a module behind that crashes the process importing it
+            sys.exit(error)
 
 
 generate()

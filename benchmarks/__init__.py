@@ -1,4 +1,5 @@
-"""Benchmarks: the same work timed on dml, on the CPU and (when present) on CUDA, in one process.
+"""Benchmarks: the same work timed on dml, on the CPU and (when present) on CUDA, CUDA in a process of
+its own (PyTorch keeps one accelerator per process).
 
     python -m benchmarks --quick            # minutes on lavapipe
     python -m benchmarks --devices dml,cuda # a GPU machine

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import torch
-import torch_dml  # noqa: F401 -- registers the dml device
 
 from benchmarks import report, runner, suites
 
@@ -28,7 +27,16 @@ def main() -> int:
     unknown = set(chosen) - set(suites.SUITES)
     if unknown:
         parser.error(f"unknown suites: {', '.join(sorted(unknown))}")
-    result = runner.run(suites.cases(args.quick, chosen), devices, args.repeats or (3 if args.quick else 10))
+    repeats = args.repeats or (3 if args.quick else 10)
+    kinds = {device: device.split(":")[0] for device in devices}
+    apart = [device for device, kind in kinds.items() if kind == "cuda"] if "dml" in kinds.values() else []
+    if "dml" in kinds.values():
+        import torch_dml  # noqa: F401 -- registers the dml device
+    result = runner.run(suites.cases(args.quick, chosen), [d for d in devices if d not in apart], repeats)
+    if apart:
+        result = runner.merge(result, runner.run_apart(
+            ["--devices", ",".join(apart), "--suites", ",".join(chosen), "--repeats", str(repeats)]
+            + (["--quick"] if args.quick else [])))
     result.update(generated=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                   profile="quick" if args.quick else "full",
                   versions={"torch": torch.__version__, "wgpu": importlib.metadata.version("wgpu")})

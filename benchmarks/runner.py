@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -91,3 +97,19 @@ def run(cases: list[Case], devices: list[str], repeats: int) -> dict[str, Any]:
             print(f"[{i}/{len(cases)}] {case.suite} {case.name} {case.size} on {device}: {shown}{mark}", flush=True)
     return {"devices": {d: device_description(d) for d in devices}, "rows": rows, "comparison": ratios(rows),
             "wall_time_s": round(time.perf_counter() - started, 1)}
+
+
+def run_apart(arguments: list[str]) -> dict[str, Any]:
+    """``python -m benchmarks ARGUMENTS`` in a child that never loads torch_dml: with dml registered,
+    PyTorch takes it for the process's accelerator and CUDA backward passes fail (torch_dml_autoload),
+    so CUDA rows are timed beside the dml ones, not with them."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([sys.executable, "-m", "benchmarks", *arguments, "--out", out], check=True,
+                       env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+        return json.loads((Path(out) / "results.json").read_text())
+
+
+def merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    rows = first["rows"] + second["rows"]
+    return {"devices": {**first["devices"], **second["devices"]}, "rows": rows, "comparison": ratios(rows),
+            "wall_time_s": round(first["wall_time_s"] + second["wall_time_s"], 1)}

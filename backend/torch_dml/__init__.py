@@ -5,31 +5,26 @@
 
 The API follows the DirectML RFC's ``torch_directml`` module. Importing this package renames PyTorch's
 PrivateUse1 backend to ``dml`` and registers ``torch.dml``; with the package installed, ``import torch``
-does this on its own through the ``torch.backends`` entry point (``TORCH_DEVICE_BACKEND_AUTOLOAD=0``
-turns that off).
+does this on its own through the ``torch.backends`` entry point (``torch_dml_autoload``), except where
+torch has CUDA, XPU or MPS devices: PyTorch keeps one accelerator per process, and dml taking that place
+breaks their backward passes (``import torch_dml`` then warns).
 """
 
 from __future__ import annotations
 
-_LOADED = False
-
 
 def _autoload() -> None:
-    """Entry point for ``torch.backends``: runs while ``import torch`` is still underway.
+    """The entry point that installs made before it moved to ``torch_dml_autoload`` still name.
 
-    Defined before anything else in this module so that a partially initialised ``torch_dml`` still has
-    it (the circular-import trap of torch's autoload), and idempotent so a second call does nothing.
+    Defined before anything else: ``import torch_dml`` before torch imports torch, whose autoload then
+    looks this up on the half-initialised package, and a missing one makes ``import torch`` fail. By
+    the time it is called, importing the package has registered the device.
     """
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    from torch_dml import _bootstrap
-
-    _bootstrap.register()
 
 
-_autoload()
+from torch_dml import _bootstrap
+
+_bootstrap.register()
 
 from torch_dml._device_api import (
     default_device,

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 import torch
+import torch_dml_autoload
 
 BACKEND_NAME = "dml"
 
@@ -60,3 +62,7 @@ def register() -> None:
     from torch_dml import _fallback
 
     _fallback._init_from_environment()
+
+    others = torch_dml_autoload.other_accelerators()
+    if others:
+        warnings.warn(torch_dml_autoload.sharing_warning(others), UserWarning, stacklevel=2)

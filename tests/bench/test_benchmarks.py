@@ -64,3 +64,12 @@ def test_ratios_and_markdown():
 def test_quick_profile_has_every_suite():
     names = {case.suite for case in cases(True, ["elementwise", "reduction", "gemm", "overhead", "training"])}
     assert {"elementwise", "reduction", "gemm", "copy", "overhead", "training"} <= names
+
+
+def test_rows_timed_apart_merge_into_one_comparison():
+    child = runner.run_apart(["--devices", "cpu", "--suites", "overhead", "--quick", "--repeats", "1"])
+    assert child["rows"] and {row["device"] for row in child["rows"]} == {"cpu"}
+    dml = [{**row, "device": "dml", "value": 2 * row["value"]} for row in child["rows"] if "value" in row]
+    merged = runner.merge({"devices": {"dml": "dml"}, "rows": dml, "wall_time_s": 1.0}, child)
+    assert set(merged["devices"]) == {"dml", "cpu"} and len(merged["rows"]) == len(dml) + len(child["rows"])
+    assert all("dml_vs_cpu" in entry for entry in merged["comparison"] if entry["values"].get("dml"))
