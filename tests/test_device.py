@@ -117,3 +117,18 @@ def test_forked_child_cannot_reuse_the_device():
     message = queue.get(timeout=120)
     process.join(timeout=120)
     assert "forked subprocess" in message
+
+
+def test_import_and_first_use_print_nothing_without_xdg_runtime_dir():
+    # Mesa printed "error: XDG_RUNTIME_DIR is invalid or not set in the environment" on first use.
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
+    env["TORCH_DML_FALLBACK_WARN"] = "0"
+    code = "import torch, torch_dml; print(torch.ones(3, device='dml').sum().item())"
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "3.0" and run.stderr == "", run.stderr

@@ -41,9 +41,27 @@ def _wgpu_library_path() -> str:
     )
 
 
+def _quiet_mesa() -> None:
+    """Mesa's Vulkan drivers (lavapipe, RADV, ANV) print "error: XDG_RUNTIME_DIR is invalid or not set in
+    the environment" on first use where the variable is missing (a server, a container, a CI job), which
+    reads as a failure. A private per-user directory, as the XDG spec describes it (owned, mode 0700),
+    keeps the import silent; a valid one already set is left alone."""
+    if not sys.platform.startswith("linux") or os.path.isdir(os.environ.get("XDG_RUNTIME_DIR", "")):
+        return
+    import tempfile
+
+    path = os.path.join(tempfile.gettempdir(), f"torch-dml-runtime-{os.getuid()}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError:
+        return
+    os.environ["XDG_RUNTIME_DIR"] = path
+
+
 def register() -> None:
     if torch._C._get_privateuse1_backend_name() == BACKEND_NAME and hasattr(torch, BACKEND_NAME):
         return  # already wired (importlib.reload, or autoload followed by an explicit import)
+    _quiet_mesa()
     library = os.environ.get("TORCH_DML_WGPU_LIBRARY") or _wgpu_library_path()
 
     from torch_dml import _C
