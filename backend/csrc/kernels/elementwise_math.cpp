@@ -26,16 +26,8 @@ const Helper kF32Bits[] = {
     {"inf_", "fn inf_() -> f32 { return bitcast<f32>(0x7f800000u); }\n"},
     {"copysign_", "fn copysign_(x: f32, y: f32) -> f32 {\n"
                   "  return bitcast<f32>((bitcast<u32>(x) & 0x7fffffffu) | (bitcast<u32>(y) & 0x80000000u));\n}\n"},
-    // The unbiased exponent of finite nonzero |x| (subnormals included).
-    {"exponent_", "fn exponent_(x: f32) -> i32 {\n  var v = abs(x);\n  var bias = 0;\n"
-                  "  if (v < 1.1754943508222875e-38) {\n    v = v * 16777216.0;\n    bias = 24;\n  }\n"
-                  "  return i32((bitcast<u32>(v) >> 23u) & 0xffu) - 127 - bias;\n}\n"},
-    {"mant_bits_", "fn mant_bits_() -> i32 { return 24; }\n"},
     // Below this, exp(x) is finite: sinh and cosh take e^x / 2 directly.
     {"exp_max_", "fn exp_max_() -> f32 { return 88.0; }\n"},
-    // a as (its leading 12 significant bits, the rest), for two_prod_.
-    {"split_", "fn split_(a: f32) -> vec2<f32> {\n  let h = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);\n"
-               "  return vec2<f32>(h, a - h);\n}\n"},
     {"nextafter_", "fn nextafter_(x: f32, y: f32) -> f32 {\n"
                    "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
                    "  let ux = bitcast<u32>(x);\n  let uy = bitcast<u32>(y);\n"
@@ -54,14 +46,7 @@ const Helper kF64Bits[] = {
     {"inf_", "fn inf_() -> f64 { return bitcast<f64>(0x7ff0000000000000lu); }\n"},
     {"copysign_", "fn copysign_(x: f64, y: f64) -> f64 {\n  return bitcast<f64>((bitcast<u64>(x) & 0x7fffffffffffffffl"
                   "u) | (bitcast<u64>(y) & 0x8000000000000000lu));\n}\n"},
-    {"exponent_", "fn exponent_(x: f64) -> i32 {\n  var v = abs(x);\n  var bias = 0;\n"
-                  "  if (v < 2.2250738585072014e-308) {\n    v = v * 18014398509481984.0;\n    bias = 54;\n  }\n"
-                  "  return i32(u32(bitcast<u64>(v) >> 52u) & 0x7ffu) - 1023 - bias;\n}\n"},
-    {"mant_bits_", "fn mant_bits_() -> i32 { return 53; }\n"},
     {"exp_max_", "fn exp_max_() -> f64 { return 709.0; }\n"},
-    // a as (its leading 26 significant bits, the rest), for two_prod_.
-    {"split_", "fn split_(a: f64) -> vec2<f64> {\n  let h = bitcast<f64>(bitcast<u64>(a) & 0xfffffffff8000000lu);\n"
-               "  return vec2<f64>(h, a - h);\n}\n"},
     {"nextafter_", "fn nextafter_(x: f64, y: f64) -> f64 {\n"
                    "  if (isnan_(x) || isnan_(y)) { return nan_(); }\n"
                    "  let ux = bitcast<u64>(x);\n  let uy = bitcast<u64>(y);\n"
@@ -120,11 +105,6 @@ const Helper kGeneric[] = {
 
 // Floating point (f32, and f64 through kF64Math's builtins).
 const Helper kFloat[] = {
-    // a * b as the pair (rounded product, its rounding error), by Dekker's method with the halves cut
-    // by bit masks (split_): exact without a fused multiply-add (lavapipe's fma(x, x, -x * x) gave 0)
-    // and opaque to the algebraic rewriting that folds the usual error terms to 0.
-    {"two_prod_", "fn two_prod_(a: T, b: T) -> vec2<T> {\n  let p = a * b;\n  let x = split_(a);\n  let y = split_(b);\n"
-                  "  return vec2<T>(p, ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y);\n}\n"},
     // Python's modulo on fmod_ (exact_float_math), as the CPU kernel computes it; the tests on m and y
     // read the bits, since a driver that flushes subnormals would call a subnormal m zero.
     {"fremainder_", "fn fremainder_(x: T, y: T) -> T {\n  var m = fmod_(x, y);\n"
@@ -420,6 +400,27 @@ const Helper kF64Math[] = {
               "  if (ax < T(1.4901161193847656e-08)) { return x; }\n  let r = trig_arg_d(ax);\n"
               "  let s = sin_poly_d(r.y, r.z);\n  let c = cos_poly_d(r.y, r.z);\n"
               "  let v = select(s / c, -c / s, (u32(r.x) & 1u) == 1u);\n  return select(v, -v, x < T(0));\n}\n"},
+    // a * b as (hi, lo) with hi + lo within 2^-104 of the product, from the 106-bit integer product of
+    // the significands in 32-bit limbs. Dekker's float form is not safe here: a driver may fuse the
+    // rounded product a * b into the subtraction that recovers its error (NVIDIA's float64 erfc was 176
+    // ulp off), and another may fold such error terms away. hi is the product's leading 53 bits
+    // (truncated), lo the rest; operands or products near the ends of the exponent range get (a * b, 0).
+    {"two_prod_", "fn two_prod_(a: T, b: T) -> vec2<f64> {\n  let ua = bitcast<u64>(a);\n  let ub = bitcast<u64>(b);\n"
+                  "  let ea = i32(u32(ua >> 52u) & 0x7ffu);\n  let eb = i32(u32(ub >> 52u) & 0x7ffu);\n"
+                  "  if (ea == 0 || eb == 0 || ea == 2047 || eb == 2047 || ea + eb < 1250 || ea + eb > 2800) {\n"
+                  "    return vec2<f64>(a * b, T(0));\n  }\n"
+                  "  let ma = (ua & 0xffffffffffffflu) | 0x10000000000000lu;\n  let mb = (ub & 0xffffffffffffflu) | 0x10000000000000lu;\n"
+                  "  let a1 = ma >> 32u;\n  let a0 = ma & 0xfffffffflu;\n  let b1 = mb >> 32u;\n  let b0 = mb & 0xfffffffflu;\n"
+                  "  let mid = a1 * b0 + a0 * b1;\n  let low = a0 * b0;\n  let lo64 = low + (mid << 32u);\n"
+                  "  let hi64 = a1 * b1 + (mid >> 32u) + select(0lu, 1lu, lo64 < low);\n"
+                  "  // The product has 106 bits (top bit 105) or 105 (top bit 104).\n"
+                  "  let wide = (hi64 >> 41u) != 0lu;\n  let shift = select(52u, 53u, wide);\n"
+                  "  let top = (hi64 << (64u - shift)) | (lo64 >> shift);\n  let rest = lo64 & ((1lu << shift) - 1lu);\n"
+                  "  let e = ea + eb - 1023 + select(0, 1, wide);\n"
+                  "  let sign = (ua ^ ub) & 0x8000000000000000lu;\n"
+                  "  let hi = bitcast<f64>(sign | (u64(u32(e)) << 52u) | (top & 0xffffffffffffflu));\n"
+                  "  let lo = ldexp_d(T(rest), e - 1075 - i32(shift));\n"
+                  "  return vec2<f64>(hi, select(lo, -lo, sign != 0lu));\n}\n"},
     // e^(-x^2) with x^2 carried as a pair: x^2 rounded would cost x^2 2^-53 relative (7e-14 at 26).
     {"exp_neg_sq_d", "fn exp_neg_sq_d(x: T) -> T {\n  let h = two_prod_(x, x);\n"
                      "  let e = exp(-h.x);\n  return e - e * h.y;\n}\n"},
@@ -445,27 +446,6 @@ const Helper kF64Math[] = {
 
 // kFloat helpers that float64 replaces: the float32 forms stop at float32's precision.
 const Helper kF64Float[] = {
-    // a * b as (hi, lo) with hi + lo within 2^-104 of the product, from the 106-bit integer product of
-    // the significands in 32-bit limbs. Dekker's float form is not safe here: a driver may fuse the
-    // rounded product a * b into the subtraction that recovers its error (NVIDIA's float64 erfc was 176
-    // ulp off), and another may fold such error terms away. hi is the product's leading 53 bits
-    // (truncated), lo the rest; operands or products near the ends of the exponent range get (a * b, 0).
-    {"two_prod_", "fn two_prod_(a: T, b: T) -> vec2<f64> {\n  let ua = bitcast<u64>(a);\n  let ub = bitcast<u64>(b);\n"
-                  "  let ea = i32(u32(ua >> 52u) & 0x7ffu);\n  let eb = i32(u32(ub >> 52u) & 0x7ffu);\n"
-                  "  if (ea == 0 || eb == 0 || ea == 2047 || eb == 2047 || ea + eb < 1250 || ea + eb > 2800) {\n"
-                  "    return vec2<f64>(a * b, T(0));\n  }\n"
-                  "  let ma = (ua & 0xffffffffffffflu) | 0x10000000000000lu;\n  let mb = (ub & 0xffffffffffffflu) | 0x10000000000000lu;\n"
-                  "  let a1 = ma >> 32u;\n  let a0 = ma & 0xfffffffflu;\n  let b1 = mb >> 32u;\n  let b0 = mb & 0xfffffffflu;\n"
-                  "  let mid = a1 * b0 + a0 * b1;\n  let low = a0 * b0;\n  let lo64 = low + (mid << 32u);\n"
-                  "  let hi64 = a1 * b1 + (mid >> 32u) + select(0lu, 1lu, lo64 < low);\n"
-                  "  // The product has 106 bits (top bit 105) or 105 (top bit 104).\n"
-                  "  let wide = (hi64 >> 41u) != 0lu;\n  let shift = select(52u, 53u, wide);\n"
-                  "  let top = (hi64 << (64u - shift)) | (lo64 >> shift);\n  let rest = lo64 & ((1lu << shift) - 1lu);\n"
-                  "  let e = ea + eb - 1023 + select(0, 1, wide);\n"
-                  "  let sign = (ua ^ ub) & 0x8000000000000000lu;\n"
-                  "  let hi = bitcast<f64>(sign | (u64(u32(e)) << 52u) | (top & 0xffffffffffffflu));\n"
-                  "  let lo = ldexp_d(T(rest), e - 1075 - i32(shift));\n"
-                  "  return vec2<f64>(hi, select(lo, -lo, sign != 0lu));\n}\n"},
     {"tan_", "fn tan_(x: T) -> T {\n  return tan(x);\n}\n"},
     {"erf_", "fn erf_(x: T) -> T {\n  if (isnan_(x)) { return x; }\n  let a = abs(x);\n"
              "  if (a < T(0.5)) { return erf_series_d(x); }\n  if (a > T(6)) { return copysign_(T(1), x); }\n"
