@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from backend.codegen import gen_f64_math
+from backend.codegen import gen_f64_math, gen_wgsl
 
 BACKEND = Path(__file__).resolve().parent.parent
 TABLE = BACKEND / "ops.yaml"
@@ -201,9 +201,11 @@ def render_registrations(rows: list[Row]) -> str:
 
 
 def outputs() -> dict[Path, str]:
-    """Every generated file of the family, the float64 math constants its kernels use included."""
+    """Every generated file of the build: the elementwise family's, the float64 math constants its
+    kernels use, and the embedded WGSL sources with their uniform blocks."""
     rows = load_rows()
-    return {OPS_HEADER: render_ops_header(rows), REGISTRATIONS: render_registrations(rows), **gen_f64_math.outputs()}
+    return {OPS_HEADER: render_ops_header(rows), REGISTRATIONS: render_registrations(rows), **gen_f64_math.outputs(),
+            **gen_wgsl.outputs()}
 
 
 def write_if_changed(path: Path, text: str) -> bool:

@@ -8,18 +8,12 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/tensor_ref.h"
 #include "runtime/device.h"
 
 namespace torch_dml::kernels {
 
 constexpr int kMaxCopyRank = 8;
-
-struct DeviceTensorRef {
-  WGPUBuffer buffer = nullptr;
-  uint64_t buffer_size = 0;    // bytes of the whole buffer (bound from its start)
-  uint64_t element_offset = 0; // first element, counted in this tensor's elements from the buffer start
-  c10::ScalarType dtype = c10::kFloat;
-};
 
 // Element counts and strides, dimension 0 varying fastest (TensorIterator's order).
 struct CopyGeometry {

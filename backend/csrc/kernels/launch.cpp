@@ -1,0 +1,42 @@
+#include "kernels/launch.h"
+
+#include <c10/util/Exception.h>
+
+#include "kernels/binding_window.h"
+#include "kernels/pipeline_cache.h"
+
+namespace torch_dml::kernels {
+
+Launch::Launch(runtime::DeviceContext& context, std::string_view op, c10::ScalarType dtype)
+    : context_(context), op_(op), dtype_(dtype) {}
+
+uint32_t Launch::bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsize) {
+  TORCH_CHECK(count_ < kMaxOperands, "torch_dml: ", op_, " binds more than ", kMaxOperands, " operands");
+  if (itemsize == 0) itemsize = c10::elementSize(t.dtype);
+  const uint64_t last = t.element_offset + (count ? count - 1 : 0);
+  const Window w = binding_window(context_, t.buffer_size, itemsize, t.element_offset, last);
+  if (!fits_binding(context_, w) || last - t.element_offset + w.element_offset > 0xFFFFFFFFull)
+    require(false, "operand " + std::to_string(count_) + " is larger than one storage binding (" +
+                       std::to_string(context_.limits().maxStorageBufferBindingSize >> 20) + " MiB here)");
+  bindings_[count_++] = {t.buffer, w.offset, w.size};
+  return static_cast<uint32_t>(w.element_offset);
+}
+
+void Launch::require(bool ok, std::string_view why) {
+  if (!ok && reason_.empty()) reason_ = why;
+}
+
+void Launch::require_u32(uint64_t count, std::string_view what) {
+  if (count > 0xFFFFFFFFull && reason_.empty()) reason_ = "more than 2^32 " + std::string(what);
+}
+
+void Launch::dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
+                      size_t params_size, uint64_t groups) {
+  TORCH_CHECK(ok(), "torch_dml: ", op_, " of ", dtype_, " cannot run on ", context_.describe(), ": ", reason_);
+  if (groups == 0) return;
+  WGPUComputePipeline compiled = pipeline(context_, kernel, count_, make_source);
+  const Grid grid = grid_for(context_, groups);
+  context_.stream().dispatch(compiled, count_, bindings_, params, params_size, grid.x, grid.y);
+}
+
+} // namespace torch_dml::kernels

@@ -1,0 +1,76 @@
+// The one path from a kernel to the GPU. A kernel describes a launch: the operands it binds (each
+// through a window that starts just below its first element, so indices in WGSL stay 32-bit wherever
+// the tensor lives in a large buffer), the conditions under which it can run natively, its compiled
+// variant (cached per device by name) and a flat count of workgroups (laid out as a 2-D grid, since
+// one dimension holds at most 65535). A launch that cannot run says why, for the op's fallback rule
+// and for the error a strict run raises.
+//
+// WGSL side: operands are `var<storage, read_write>` at bindings 0..n-1 in the order bound, Params
+// the uniform block at binding n; lib/grid.wgsl turns the 2-D grid back into flat indices.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "kernels/tensor_ref.h"
+#include "runtime/device.h"
+#include "runtime/stream.h"
+
+namespace torch_dml::kernels {
+
+// Threads per workgroup of the one-thread-per-element and one-workgroup-per-row kernels: a multiple
+// of every vendor's subgroup width (4 to 128), and the minimum maxComputeInvocationsPerWorkgroup.
+constexpr uint32_t kWorkgroupSize = 256;
+
+class Launch {
+ public:
+  static constexpr uint32_t kMaxOperands = 8;
+
+  // `op` and `dtype` name the launch in errors ("softmax of Half cannot run on <adapter>: ...").
+  Launch(runtime::DeviceContext& context, std::string_view op, c10::ScalarType dtype);
+
+  // Binds `count` elements of `t` from its element_offset, counted in units of `itemsize` bytes (the
+  // dtype's size when 0), at the next binding. Returns the index of that first element within the
+  // bound window, the offset the kernel adds to its indices.
+  uint32_t bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsize = 0);
+
+  // Records `why` as the reason the launch cannot run unless `ok` (the first reason is kept).
+  void require(bool ok, std::string_view why);
+  // Counts the kernel indexes with u32 must stay below 2^32.
+  void require_u32(uint64_t count, std::string_view what);
+
+  bool ok() const { return reason_.empty(); }
+  const std::string& reason() const { return reason_; }
+
+  runtime::DeviceContext& context() const { return context_; }
+
+  // Compiles `make_source()` under `kernel` the first time, then dispatches `groups` workgroups with
+  // `params` as the uniform block. Throws the recorded reason when the launch cannot run.
+  template <typename P>
+  void run(const std::string& kernel, const std::function<std::string()>& make_source, const P& params,
+           uint64_t groups) {
+    dispatch(kernel, make_source, &params, sizeof(P), groups);
+  }
+
+ private:
+  void dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
+                size_t params_size, uint64_t groups);
+
+  runtime::DeviceContext& context_;
+  std::string_view op_;
+  c10::ScalarType dtype_;
+  std::string reason_;
+  uint32_t count_ = 0;
+  runtime::StorageBinding bindings_[kMaxOperands] = {};
+};
+
+// Workgroups for `threads` threads of kWorkgroupSize.
+inline uint64_t groups_for(uint64_t threads) {
+  return (threads + kWorkgroupSize - 1) / kWorkgroupSize;
+}
+
+} // namespace torch_dml::kernels
