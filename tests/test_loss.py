@@ -20,10 +20,16 @@ def test_nll_loss_forward_and_backward(dtype, reduction, weighted):
     target = torch.randint(0, 7, (300,), generator=gen)
     target[::5] = -100
     weight = torch.rand(7, generator=gen).to(dtype) if weighted else None
+    _check_against_cpu(F.nll_loss, x, target, weight, reduction, gen)
+
+
+def _check_against_cpu(loss_fn, x, target, weight, reduction, gen):
+    """loss_fn on dml in x's dtype against the CPU in float32, forward and backward."""
+    dtype = x.dtype
     d = x.to("dml").requires_grad_()
-    loss = F.nll_loss(d, target.to("dml"), weight=None if weight is None else weight.to("dml"), reduction=reduction)
+    loss = loss_fn(d, target.to("dml"), weight=None if weight is None else weight.to("dml"), reduction=reduction)
     c = x.float().requires_grad_()
-    expected = F.nll_loss(c, target, weight=None if weight is None else weight.float(), reduction=reduction)
+    expected = loss_fn(c, target, weight=None if weight is None else weight.float(), reduction=reduction)
     torch.testing.assert_close(loss.cpu(), expected.to(dtype), **TOLERANCE[dtype])
     grad = torch.randn(expected.shape, generator=gen)
     loss.backward(grad.to(dtype).to("dml"))
@@ -70,3 +76,17 @@ def test_dropout_backward_is_native():
     kept = y.detach().cpu() != 0
     expected = kept.float() / 0.75
     torch.testing.assert_close(x.grad.cpu(), expected)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss2d_over_images(dtype, reduction, weighted):
+    """cross_entropy on (N, C, H, W) scores (segmentation) reaches nll_loss2d, which runs as nll_loss
+    over the pixels."""
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(3, 5, 6, 7, generator=gen).to(dtype)
+    target = torch.randint(0, 5, (3, 6, 7), generator=gen)
+    target[0, ::2] = -100
+    weight = torch.rand(5, generator=gen).to(dtype) if weighted else None
+    _check_against_cpu(F.cross_entropy, x, target, weight, reduction, gen)

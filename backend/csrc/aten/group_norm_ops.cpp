@@ -1,0 +1,54 @@
+// native_group_norm_backward composed from native reductions and elementwise ops (the forward is
+// PyTorch's CompositeExplicitAutograd math, which already runs on dml ops). Per (sample, group), with
+// xhat = (x - mean) * rstd and g = dy * weight:
+//   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dweight = sum(dy * xhat),  dbias = sum(dy)
+// where the means run over the group's channels and positions and the sums over samples and positions.
+// float16/bfloat16 compute in float32 (the CPU kernel accumulates in float32 too).
+#include <ATen/ATen.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/native_group_norm_backward_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/fallback.h"
+
+namespace torch_dml::aten {
+namespace {
+
+at::Tensor widened(const at::Tensor& t) {
+  return t.scalar_type() == c10::kHalf || t.scalar_type() == c10::kBFloat16 ? t.to(c10::kFloat) : t;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> group_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,
+    const std::optional<at::Tensor>& weight, c10::SymInt n_sym, c10::SymInt c_sym, c10::SymInt hxw_sym, int64_t group,
+    std::array<bool, 3> output_mask) {
+  const int64_t n = n_sym.expect_int(), c = c_sym.expect_int(), hxw = hxw_sym.expect_int();
+  if (input.numel() == 0 || group <= 0 || c % group != 0)
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_group_norm_backward>::call(
+        grad_out, input, mean, rstd, weight, n, c, hxw, group, output_mask);
+  c10::DeviceGuard guard(input.device());
+  const int64_t per_group = c / group;
+  const at::Tensor x = widened(input).reshape({n, group, per_group, hxw});
+  const at::Tensor dy = widened(grad_out).reshape({n, group, per_group, hxw});
+  const at::Tensor r = widened(rstd).reshape({n, group, 1, 1});
+  const at::Tensor xhat = (x - widened(mean).reshape({n, group, 1, 1})) * r;
+  const bool has_weight = weight && weight->defined();
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    const at::Tensor g = has_weight ? dy * widened(*weight).reshape({1, group, per_group, 1}) : dy;
+    const at::Tensor dx = r * (g - g.mean({2, 3}, true) - xhat * (g * xhat).mean({2, 3}, true));
+    grad_input = dx.reshape(input.sizes()).to(input.scalar_type());
+  }
+  const c10::ScalarType param_type = has_weight ? weight->scalar_type() : input.scalar_type();
+  if (output_mask[1]) grad_weight = (dy * xhat).sum({0, 3}).reshape({c}).to(param_type);
+  if (output_mask[2]) grad_bias = dy.sum({0, 3}).reshape({c}).to(param_type);
+  return {grad_input, grad_weight, grad_bias};
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_group_norm_backward", TORCH_FN(group_norm_backward));
+}
+
+} // namespace
+} // namespace torch_dml::aten
