@@ -408,9 +408,10 @@ def train(model: Model, device: str | torch.device, steps: int, seed: int = 0, o
     return Trained(losses, grads, state, output.detach().cpu())
 
 
-def step_ops(model: Model, device: str | torch.device, seed: int = 0) -> dict[str, int]:
+def step_ops(model: Model, device: str | torch.device, seed: int = 0) -> tuple[dict[str, int], dict[str, int]]:
     """The aten operators one training step (forward, backward, optimizer) calls on `device`, with
-    their call counts, after a first step has warmed up the optimizer state."""
+    their call counts, after a first step has warmed up the optimizer state; and, on dml, those of
+    them that ran through the CPU fallback."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Recorder(TorchDispatchMode):
@@ -423,6 +424,9 @@ def step_ops(model: Model, device: str | torch.device, seed: int = 0) -> dict[st
             self.calls[name] = self.calls.get(name, 0) + 1
             return func(*args, **(kwargs or {}))
 
+    on_dml = torch.device(device).type == "dml"
+    if on_dml:
+        import torch_dml
     torch.manual_seed(seed)
     module = model.build().to(device)
     optimizer = optimizer_for(model, module)
@@ -435,6 +439,8 @@ def step_ops(model: Model, device: str | torch.device, seed: int = 0) -> dict[st
 
     step()
     recorder = Recorder()
+    if on_dml:
+        torch_dml.reset_fallback_counts()
     with recorder:
         step()
-    return recorder.calls
+    return recorder.calls, (torch_dml.fallback_counts() if on_dml else {})

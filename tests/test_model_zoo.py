@@ -62,3 +62,16 @@ def test_trains_like_the_cpu(model: zoo.Model, dml: torch.device, cpu_runs: dict
 def test_trains_in_strict_mode(model: zoo.Model, dml: torch.device, strict: None) -> None:
     trained = zoo.train(model, dml, 1)
     assert torch.isfinite(torch.tensor(trained.losses)).all()
+
+
+def test_report_counts_native_ops_and_fallbacks(dml: torch.device) -> None:
+    from benchmarks import zoo_report
+
+    model = zoo.BY_NAME["gpt"]
+    row = zoo_report.measure(model, ["dml"])
+    assert {f"aten::{name}" for name in row["fallback_calls_per_step"]} == zoo.KNOWN_FALLBACKS["gpt"]
+    assert row["native_ops"] > 20 and row["native_calls_per_step"] > row["native_ops"]
+    assert row["max_relative_difference"]["loss"] < 1e-4
+    page = zoo_report.markdown({"generated": "now", "adapter": "test", "torch": "x", "devices": ["dml"],
+                                "models": [row]})
+    assert "| gpt |" in page
