@@ -26,4 +26,20 @@ static_assert(offsetof(GatherParams, self_offset) == 20);
 static_assert(offsetof(GatherParams, index_offset) == 24);
 static_assert(sizeof(GatherParams) == 32);
 
+// The uniform block of take.wgsl.
+struct alignas(16) TakeParams {
+  uint32_t count = {};
+  uint32_t words = {};
+  uint32_t out_offset = {};
+  uint32_t src_offset = {};
+  uint32_t index_offset = {};
+  uint32_t pad0_[3] = {};
+};
+static_assert(offsetof(TakeParams, count) == 0);
+static_assert(offsetof(TakeParams, words) == 4);
+static_assert(offsetof(TakeParams, out_offset) == 8);
+static_assert(offsetof(TakeParams, src_offset) == 12);
+static_assert(offsetof(TakeParams, index_offset) == 16);
+static_assert(sizeof(TakeParams) == 32);
+
 } // namespace torch_dml::kernels::wgsl

@@ -52,4 +52,68 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 gather_holes, 2};
 
+inline constexpr std::string_view take_holes[] = {"index_type", "lanes_log2", "wide", "workgroup_size"};
+inline constexpr Family take{"take",
+R"wgsl(// Element gather: out[e] = src[index[e]] for contiguous out and src, any dtype, by moving bits. One
+// thread per output word: a word of a 1- or 2-byte dtype holds several output elements, so the thread
+// assembles it lane by lane (no two threads write one word); an 8-byte element is two words. The
+// caller has checked the indices are in range (and made negative ones positive).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  count: u32,      // elements
+  words: u32,      // output words this launch writes
+  out_offset: u32, // first output element within its window (a whole word for sub-word dtypes)
+  src_offset: u32, // first source element within its window
+  index_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(2) var<storage, read_write> index: array<{{index_type}}>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+// Elements per word: 1 << LANES_LOG2 (4-byte dtypes: 1; 2-byte: 2; 1-byte: 4). WIDE: 8-byte dtypes.
+const LANES_LOG2: u32 = {{lanes_log2}}u;
+const WIDE: bool = {{wide}};
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.words) { return; }
+  if (WIDE) {
+    let e = t >> 1u;
+    let element = p.src_offset + u32(index[p.index_offset + e]);
+    out[p.out_offset * 2u + t] = src[element * 2u + (t & 1u)];
+    return;
+  }
+  let lanes = 1u << LANES_LOG2;
+  let bits = 32u >> LANES_LOG2;
+  let w = (p.out_offset >> LANES_LOG2) + t;
+  let first = t << LANES_LOG2;
+  // A last word the tensor only partly fills keeps the bytes beyond it.
+  var word = 0u;
+  if (first + lanes > p.count) { word = out[w]; }
+  for (var j = 0u; j < lanes; j++) {
+    let e = first + j;
+    if (e >= p.count) { break; }
+    let element = p.src_offset + u32(index[p.index_offset + e]);
+    let lane = element & (lanes - 1u);
+    let value = extractBits(src[element >> LANES_LOG2], lane * bits, bits);
+    word = insertBits(word, value, j * bits, bits);
+  }
+  out[w] = word;
+}
+)wgsl",
+take_holes, 4};
+
 } // namespace torch_dml::kernels::wgsl

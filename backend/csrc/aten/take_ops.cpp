@@ -1,0 +1,185 @@
+// take, gather and advanced indexing (x[idx], x[:, i, j], ...) on the element-gather kernel: each
+// turns its indices into linear positions in a contiguous copy of self (native int64 arithmetic), and
+// the kernel moves the elements. Indices are range-checked with one small read (as index_select does),
+// so a bad index is an IndexError, as on the CPU, never an out-of-bounds read. Boolean masks (which
+// need nonzero), int32 arithmetic without shader-int64 and the rest go to the counted fallback.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/gather_ops.h>
+#include <ATen/ops/index_ops.h>
+#include <ATen/ops/take_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "kernels/take_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+bool int64_arithmetic(const at::Tensor& t) {
+  return context_of(t).has(runtime::Feature::ShaderInt64);
+}
+
+// Throws IndexError unless every value of each `indices[i]` lies in [low[i], high[i]); one read for all.
+void check_ranges(const std::vector<at::Tensor>& indices, const std::vector<int64_t>& low,
+                  const std::vector<int64_t>& high, const char* op) {
+  std::vector<at::Tensor> bounds;
+  for (const at::Tensor& index : indices)
+    if (index.numel()) bounds.push_back(at::stack({at::amin(index), at::amax(index)}).to(c10::kLong));
+  if (bounds.empty()) return;
+  const at::Tensor host = at::stack(bounds).cpu();
+  for (size_t i = 0, b = 0; i < indices.size(); ++i) {
+    if (!indices[i].numel()) continue;
+    const int64_t lo = host[b][0].item<int64_t>(), hi = host[b][1].item<int64_t>();
+    ++b;
+    TORCH_CHECK_INDEX(lo >= low[i] && hi < high[i], op, ": index ", lo < low[i] ? lo : hi,
+                      " is out of bounds for size ", high[i]);
+  }
+}
+
+// src.flatten()[linear] for int64 `linear` in range; nullopt when the kernel cannot take these
+// operands (the caller falls back).
+std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& linear) {
+  at::Tensor out = at::empty(linear.sizes(), src.options());
+  if (out.numel() == 0) return out;
+  const at::Tensor source = src.contiguous();
+  const at::Tensor index = linear.contiguous();
+  kernels::TakeProblem problem;
+  problem.count = static_cast<uint64_t>(out.numel());
+  problem.src_count = static_cast<uint64_t>(source.numel());
+  problem.out = device_ref(out);
+  problem.src = device_ref(source);
+  problem.index = device_ref(index);
+  runtime::DeviceContext& context = context_of(src);
+  if (!kernels::take_unsupported_reason(context, problem).empty()) return std::nullopt;
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::take(context, problem);
+  return out;
+}
+
+// What every native case needs before its indices are read: int64 indices on self's device, and int64
+// arithmetic to linearise them.
+bool native_indices(const at::Tensor& self, const at::Tensor& index) {
+  return self.device() == index.device() && index.scalar_type() == c10::kLong && int64_arithmetic(self);
+}
+
+at::Tensor take_elements(const at::Tensor& self, const at::Tensor& index) {
+  if (native_indices(self, index) && (self.numel() > 0 || index.numel() == 0)) {
+    c10::DeviceGuard guard(self.device());
+    check_ranges({index}, {-self.numel()}, {self.numel()}, "take()");
+    if (auto out = take_linear(self, at::where(index < 0, index + self.numel(), index))) return *out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::take>::call(self, index);
+}
+
+at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
+  assign_out(out, take_elements(self, index));
+  return out;
+}
+
+// Positions along each dim of a contiguous tensor of `sizes`, shaped to broadcast along axis `axis`
+// of a result of rank `rank`.
+at::Tensor axis_offsets(int64_t size, int64_t stride, int64_t axis, int64_t rank, const at::TensorOptions& options) {
+  std::vector<int64_t> shape(rank, 1);
+  shape[axis] = size;
+  return (at::arange(size, options) * stride).view(shape);
+}
+
+at::Tensor gather_elements(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  bool native = native_indices(self, index) && index.dim() == self.dim() && self.dim() > 0;
+  for (int64_t i = 0; native && i < self.dim(); ++i)
+    native = i == d || index.size(i) <= self.size(i);
+  if (native) {
+    c10::DeviceGuard guard(self.device());
+    check_ranges({index}, {0}, {self.size(d)}, "gather()");
+    const auto strides = c10::contiguous_strides(self.sizes());
+    at::Tensor linear = index * strides[d];
+    for (int64_t i = 0; i < self.dim(); ++i)
+      if (i != d) linear = linear + axis_offsets(index.size(i), strides[i], i, self.dim(), index.options());
+    if (auto out = take_linear(self, linear)) return *out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gather>::call(self, dim, index, sparse_grad);
+}
+
+at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad,
+                       at::Tensor& out) {
+  assign_out(out, gather_elements(self, dim, index, sparse_grad));
+  return out;
+}
+
+// x[indices]: integer index tensors (broadcast together) select along their dims; dims without an
+// index are kept. The selected dims go where the first index is when the indexed dims are adjacent,
+// else to the front (NumPy's rule).
+at::Tensor index_elements(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  std::vector<int64_t> indexed;
+  std::vector<at::Tensor> tensors;
+  bool native = self.dim() > 0 && static_cast<int64_t>(indices.size()) <= self.dim() && int64_arithmetic(self);
+  for (size_t i = 0; native && i < indices.size(); ++i) {
+    const std::optional<at::Tensor> index = indices[i];
+    if (!index || !index->defined()) continue;
+    native = (index->scalar_type() == c10::kLong || index->scalar_type() == c10::kInt) &&
+        (index->device() == self.device() || index->is_cpu());
+    indexed.push_back(static_cast<int64_t>(i));
+    tensors.push_back(index->to(self.device())); // CPU indices are allowed, as on CUDA
+  }
+  if (!native || tensors.empty())
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_Tensor>::call(self, indices);
+  c10::DeviceGuard guard(self.device());
+  const auto fallback = [&] {
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_Tensor>::call(self, indices);
+  };
+  std::vector<int64_t> low, high;
+  for (int64_t d : indexed) {
+    low.push_back(-self.size(d));
+    high.push_back(self.size(d));
+  }
+  check_ranges(tensors, low, high, "index");
+  const std::vector<at::Tensor> broadcast = at::broadcast_tensors(tensors);
+  const auto strides = c10::contiguous_strides(self.sizes());
+  at::Tensor selected;
+  for (size_t k = 0; k < indexed.size(); ++k) {
+    const int64_t size = self.size(indexed[k]);
+    const at::Tensor i = broadcast[k].to(c10::kLong);
+    const at::Tensor term = at::where(i < 0, i + size, i) * strides[indexed[k]];
+    selected = selected.defined() ? selected + term : term;
+  }
+  bool adjacent = true;
+  for (size_t k = 1; k < indexed.size(); ++k) adjacent = adjacent && indexed[k] == indexed[k - 1] + 1;
+  // Result axes: the kept dims in order, with the selection's dims at `at`.
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (std::find(indexed.begin(), indexed.end(), d) == indexed.end()) kept.push_back(d);
+  const int64_t at = adjacent ? indexed.front() : 0;
+  const int64_t selection_rank = selected.dim(), rank = static_cast<int64_t>(kept.size()) + selection_rank;
+  std::vector<int64_t> selection_shape(rank, 1);
+  for (int64_t j = 0; j < selection_rank; ++j) selection_shape[at + j] = selected.size(j);
+  at::Tensor linear = selected.view(selection_shape);
+  for (size_t k = 0; k < kept.size(); ++k) {
+    const int64_t d = kept[k];
+    const int64_t axis = static_cast<int64_t>(k) + (adjacent && d < at ? 0 : selection_rank);
+    linear = linear + axis_offsets(self.size(d), strides[d], axis, rank, linear.options());
+  }
+  if (auto out = take_linear(self, linear)) return *out;
+  return fallback();
+}
+
+at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
+  assign_out(out, index_elements(self, indices));
+  return out;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("take", TORCH_FN(take_elements));
+  m.impl("take.out", TORCH_FN(take_out));
+  m.impl("gather", TORCH_FN(gather_elements));
+  m.impl("gather.out", TORCH_FN(gather_out));
+  m.impl("index.Tensor", TORCH_FN(index_elements));
+  m.impl("index.Tensor_out", TORCH_FN(index_out));
+}
+
+} // namespace
+} // namespace torch_dml::aten
