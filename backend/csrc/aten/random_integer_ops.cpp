@@ -1,0 +1,81 @@
+// random_(from, to) and random_(to): uniform integers (torch.randint lands here), composed from the
+// native uniform_ draw. Each float32 draw carries exactly 24 random bits (kernels/random_kernel.h), so
+// two draws make a 48-bit integer and its remainder by the range is uniform to within range / 2^48
+// (CUDA's 32-bit draw is biased by range / 2^32). Ranges beyond 2^48, adapters without shader-int64,
+// random_() with no bounds and bounds outside the dtype go to the counted fallback, which raises
+// PyTorch's own errors for the invalid ones.
+#include <ATen/ATen.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/random_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <limits>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+
+namespace torch_dml::aten {
+namespace {
+
+constexpr int64_t kBits = 24;
+constexpr int64_t kMaxRange = int64_t{1} << (2 * kBits);
+
+// Whether [from, to) holds only values `type` represents exactly.
+bool representable(c10::ScalarType type, int64_t from, int64_t to) {
+  if (type == c10::kBool) return from >= 0 && to <= 2;
+  if (at::isFloatingType(type)) {
+    const int digits = type == c10::kDouble ? 53 : type == c10::kFloat ? 24 : type == c10::kHalf ? 11 : 8;
+    const int64_t exact = int64_t{1} << digits;
+    return from >= -exact && to - 1 <= exact;
+  }
+  int64_t low = 0, high = 0;
+  AT_DISPATCH_INTEGRAL_TYPES(type, "random_", [&] {
+    low = std::numeric_limits<scalar_t>::lowest();
+    high = std::numeric_limits<scalar_t>::max();
+  });
+  return from >= low && to - 1 <= high;
+}
+
+bool native_case(const at::Tensor& self, int64_t from, int64_t to) {
+  const c10::ScalarType type = self.scalar_type();
+  const bool known = type == c10::kBool || at::isIntegralType(type, false) || type == c10::kFloat ||
+      type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble;
+  return known && from < to && to - from <= kMaxRange && context_of(self).has(runtime::Feature::ShaderInt64) &&
+      (type != c10::kDouble || context_of(self).has(runtime::Feature::ShaderF64)) && representable(type, from, to);
+}
+
+at::Tensor& fill_integers(at::Tensor& self, int64_t from, int64_t to, const std::optional<at::Generator>& generator) {
+  if (self.numel() == 0) return self;
+  c10::DeviceGuard guard(self.device());
+  const auto draw = [&] {
+    at::Tensor unit = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
+    unit.uniform_(0.0, 1.0, generator);
+    return (unit * static_cast<double>(int64_t{1} << kBits)).to(c10::kLong); // exact: 24-bit values
+  };
+  const at::Tensor high = draw(), low = draw();
+  const at::Tensor bits = high * (int64_t{1} << kBits) + low;
+  self.copy_(at::remainder(bits, to - from) + from);
+  return self;
+}
+
+at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
+                        std::optional<at::Generator> generator) {
+  if (!to || !native_case(self, from, *to))
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::random__from>::call(self, from, to, generator);
+  return fill_integers(self, from, *to, generator);
+}
+
+at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> generator) {
+  if (!native_case(self, 0, to))
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::random__to>::call(self, to, generator);
+  return fill_integers(self, 0, to, generator);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("random_.from", TORCH_FN(random_from));
+  m.impl("random_.to", TORCH_FN(random_to));
+}
+
+} // namespace
+} // namespace torch_dml::aten
