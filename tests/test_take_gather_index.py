@@ -4,7 +4,6 @@ through the same path."""
 
 import pytest
 import torch
-import torch_dml
 from conftest import DTYPES, make_tensor
 
 pytestmark = pytest.mark.usefixtures("strict")
@@ -69,10 +68,9 @@ def test_out_of_range_is_an_index_error():
         x.view(2, 5)[:, torch.tensor([-6], device="dml")]
 
 
-def test_boolean_masks_still_fall_back():
-    """x[mask] needs nonzero (not native yet): it runs, on the fallback, and strict mode says so."""
-    x = torch.arange(6, device="dml")
-    with pytest.raises(torch_dml.FallbackError):
-        x[x > 2]
-    with torch_dml.strict(False):
-        assert x[x > 2].cpu().tolist() == [3, 4, 5]
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_flip(dtype):
+    x = make_tensor((3, 4, 5), dtype)
+    for dims in ((0,), (2,), (0, 2), (-1, 1, 0)):
+        _both(lambda t, dims=dims: torch.flip(t, dims), x)
+    _both(lambda t: torch.flip(t.transpose(0, 2), (1,)), x)

@@ -1,12 +1,15 @@
-// take, gather and advanced indexing (x[idx], x[:, i, j], ...) on the element-gather kernel: each
-// turns its indices into linear positions in a contiguous copy of self (native int64 arithmetic), and
-// the kernel moves the elements. Indices are range-checked with one small read (as index_select does),
-// so a bad index is an IndexError, as on the CPU, never an out-of-bounds read. Boolean masks (which
-// need nonzero), int32 arithmetic without shader-int64 and the rest go to the counted fallback.
+// take, gather, advanced indexing (x[idx], x[:, i, j], x[mask]) and masked_select on the element-gather
+// kernel: each turns its indices into linear positions in a contiguous copy of self (native int64
+// arithmetic; a boolean mask through nonzero's scan and compaction), and the kernel moves the elements.
+// Indices are range-checked with one small read (as index_select does), so a bad index is an
+// IndexError, as on the CPU, never an out-of-bounds read. Adapters without shader-int64 and the rest
+// go to the counted fallback.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/ops/flip_ops.h>
 #include <ATen/ops/gather_ops.h>
+#include <ATen/ops/masked_select_ops.h>
 #include <ATen/ops/index_ops.h>
 #include <ATen/ops/take_ops.h>
 #include <c10/core/DeviceGuard.h>
@@ -14,9 +17,29 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/selection.h"
 #include "kernels/take_kernel.h"
 
 namespace torch_dml::aten {
+
+std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& linear) {
+  at::Tensor out = at::empty(linear.sizes(), src.options());
+  if (out.numel() == 0) return out;
+  const at::Tensor source = src.contiguous();
+  const at::Tensor index = linear.contiguous();
+  kernels::TakeProblem problem;
+  problem.count = static_cast<uint64_t>(out.numel());
+  problem.src_count = static_cast<uint64_t>(source.numel());
+  problem.out = device_ref(out);
+  problem.src = device_ref(source);
+  problem.index = device_ref(index);
+  runtime::DeviceContext& context = context_of(src);
+  if (!kernels::take_unsupported_reason(context, problem).empty()) return std::nullopt;
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::take(context, problem);
+  return out;
+}
+
 namespace {
 
 bool int64_arithmetic(const at::Tensor& t) {
@@ -40,26 +63,6 @@ void check_ranges(const std::vector<at::Tensor>& indices, const std::vector<int6
   }
 }
 
-// src.flatten()[linear] for int64 `linear` in range; nullopt when the kernel cannot take these
-// operands (the caller falls back).
-std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& linear) {
-  at::Tensor out = at::empty(linear.sizes(), src.options());
-  if (out.numel() == 0) return out;
-  const at::Tensor source = src.contiguous();
-  const at::Tensor index = linear.contiguous();
-  kernels::TakeProblem problem;
-  problem.count = static_cast<uint64_t>(out.numel());
-  problem.src_count = static_cast<uint64_t>(source.numel());
-  problem.out = device_ref(out);
-  problem.src = device_ref(source);
-  problem.index = device_ref(index);
-  runtime::DeviceContext& context = context_of(src);
-  if (!kernels::take_unsupported_reason(context, problem).empty()) return std::nullopt;
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::take(context, problem);
-  return out;
-}
-
 // What every native case needs before its indices are read: int64 indices on self's device, and int64
 // arithmetic to linearise them.
 bool native_indices(const at::Tensor& self, const at::Tensor& index) {
@@ -80,12 +83,14 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   return out;
 }
 
-// Positions along each dim of a contiguous tensor of `sizes`, shaped to broadcast along axis `axis`
-// of a result of rank `rank`.
-at::Tensor axis_offsets(int64_t size, int64_t stride, int64_t axis, int64_t rank, const at::TensorOptions& options) {
+// Positions along one dim of a contiguous tensor (stride `stride`, ascending or reversed), shaped to
+// broadcast along axis `axis` of a result of rank `rank`.
+at::Tensor axis_offsets(int64_t size, int64_t stride, int64_t axis, int64_t rank, const at::TensorOptions& options,
+                        bool reversed = false) {
   std::vector<int64_t> shape(rank, 1);
   shape[axis] = size;
-  return (at::arange(size, options) * stride).view(shape);
+  const at::Tensor positions = reversed ? at::arange(size - 1, -1, -1, options) : at::arange(size, options);
+  return (positions * stride).view(shape);
 }
 
 at::Tensor gather_elements(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
@@ -117,21 +122,42 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
 at::Tensor index_elements(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   std::vector<int64_t> indexed;
   std::vector<at::Tensor> tensors;
-  bool native = self.dim() > 0 && static_cast<int64_t>(indices.size()) <= self.dim() && int64_arithmetic(self);
-  for (size_t i = 0; native && i < indices.size(); ++i) {
-    const std::optional<at::Tensor> index = indices[i];
-    if (!index || !index->defined()) continue;
-    native = (index->scalar_type() == c10::kLong || index->scalar_type() == c10::kInt) &&
-        (index->device() == self.device() || index->is_cpu());
-    indexed.push_back(static_cast<int64_t>(i));
-    tensors.push_back(index->to(self.device())); // CPU indices are allowed, as on CUDA
-  }
-  if (!native || tensors.empty())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_Tensor>::call(self, indices);
-  c10::DeviceGuard guard(self.device());
   const auto fallback = [&] {
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_Tensor>::call(self, indices);
   };
+  bool native = self.dim() > 0 && int64_arithmetic(self);
+  int64_t dim = 0;
+  for (size_t i = 0; native && i < indices.size(); ++i) {
+    const std::optional<at::Tensor> index = indices[i];
+    if (!index || !index->defined()) {
+      ++dim;
+      continue;
+    }
+    const c10::ScalarType type = index->scalar_type();
+    native = (index->device() == self.device() || index->is_cpu()) &&
+        (type == c10::kLong || type == c10::kInt || type == c10::kBool || type == c10::kByte);
+    if (!native) break;
+    const at::Tensor on_device = index->to(self.device()); // CPU indices are allowed, as on CUDA
+    if (type == c10::kBool || type == c10::kByte) {
+      // A mask over the next mask.dim() dims selects the positions where it is set.
+      native = dim + on_device.dim() <= self.dim() &&
+          on_device.sizes().equals(self.sizes().slice(dim, on_device.dim()));
+      if (!native) break;
+      c10::DeviceGuard guard(self.device());
+      const std::optional<at::Tensor> positions = set_positions(on_device.reshape({-1}));
+      if (!positions) return fallback();
+      for (const at::Tensor& coordinate : unravel(*positions, on_device.sizes())) {
+        indexed.push_back(dim++);
+        tensors.push_back(coordinate);
+      }
+    } else {
+      indexed.push_back(dim++);
+      tensors.push_back(on_device);
+    }
+  }
+  native = native && dim <= self.dim();
+  if (!native || tensors.empty()) return fallback();
+  c10::DeviceGuard guard(self.device());
   std::vector<int64_t> low, high;
   for (int64_t d : indexed) {
     low.push_back(-self.size(d));
@@ -172,7 +198,42 @@ at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::
   return out;
 }
 
+// flip as a gather through reversed coordinates (cumsum's backward flips, as do augmentations).
+at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
+  if (self.dim() > 0 && int64_arithmetic(self)) {
+    c10::DeviceGuard guard(self.device());
+    std::vector<bool> flipped(self.dim(), false);
+    for (int64_t d : dims) flipped[at::maybe_wrap_dim(d, self.dim())] = true;
+    const auto strides = c10::contiguous_strides(self.sizes());
+    const at::TensorOptions options = self.options().dtype(c10::kLong);
+    at::Tensor linear = at::zeros(std::vector<int64_t>(self.dim(), 1), options);
+    for (int64_t d = 0; d < self.dim(); ++d) {
+      linear = linear + axis_offsets(self.size(d), strides[d], d, self.dim(), options, flipped[d]);
+    }
+    if (auto out = take_linear(self, linear)) return *out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::flip>::call(self, dims);
+}
+
+at::Tensor select_by_mask(const at::Tensor& self, const at::Tensor& mask) {
+  if (mask.scalar_type() == c10::kBool && mask.device() == self.device() && int64_arithmetic(self)) {
+    c10::DeviceGuard guard(self.device());
+    const std::vector<at::Tensor> both = at::broadcast_tensors({self, mask});
+    if (const std::optional<at::Tensor> positions = set_positions(both[1].reshape({-1})))
+      if (auto out = take_linear(both[0], *positions)) return *out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::masked_select>::call(self, mask);
+}
+
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  assign_out(out, select_by_mask(self, mask));
+  return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("flip", TORCH_FN(flip));
+  m.impl("masked_select", TORCH_FN(select_by_mask));
+  m.impl("masked_select.out", TORCH_FN(masked_select_out));
   m.impl("take", TORCH_FN(take_elements));
   m.impl("take.out", TORCH_FN(take_out));
   m.impl("gather", TORCH_FN(gather_elements));

@@ -34,7 +34,7 @@ class Launch {
   Launch(runtime::DeviceContext& context, std::string_view op, c10::ScalarType dtype);
 
   // Binds `count` elements of `t` from its element_offset, counted in units of `itemsize` bytes (the
-  // dtype's size when 0), at the next binding. Returns the index of that first element within the
+  // dtype's size when 0), at the next binding: call it in the order of the shader's @binding numbers. Returns the index of that first element within the
   // bound window, the offset the kernel adds to its indices.
   uint32_t bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsize = 0);
 

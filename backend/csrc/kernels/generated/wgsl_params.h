@@ -6,6 +6,18 @@
 
 namespace torch_dml::kernels::wgsl {
 
+// The uniform block of compact.wgsl.
+struct alignas(16) CompactParams {
+  uint32_t count = {};
+  uint32_t running_offset = {};
+  uint32_t out_offset = {};
+  uint32_t pad0_[1] = {};
+};
+static_assert(offsetof(CompactParams, count) == 0);
+static_assert(offsetof(CompactParams, running_offset) == 4);
+static_assert(offsetof(CompactParams, out_offset) == 8);
+static_assert(sizeof(CompactParams) == 16);
+
 // The uniform block of gather.wgsl.
 struct alignas(16) GatherParams {
   uint32_t total_words = {};
@@ -25,6 +37,19 @@ static_assert(offsetof(GatherParams, out_offset) == 16);
 static_assert(offsetof(GatherParams, self_offset) == 20);
 static_assert(offsetof(GatherParams, index_offset) == 24);
 static_assert(sizeof(GatherParams) == 32);
+
+// The uniform block of scan.wgsl.
+struct alignas(16) ScanParams {
+  uint32_t rows = {};
+  uint32_t length = {};
+  uint32_t src_offset = {};
+  uint32_t out_offset = {};
+};
+static_assert(offsetof(ScanParams, rows) == 0);
+static_assert(offsetof(ScanParams, length) == 4);
+static_assert(offsetof(ScanParams, src_offset) == 8);
+static_assert(offsetof(ScanParams, out_offset) == 12);
+static_assert(sizeof(ScanParams) == 16);
 
 // The uniform block of take.wgsl.
 struct alignas(16) TakeParams {

@@ -7,6 +7,46 @@
 
 namespace torch_dml::kernels::wgsl {
 
+inline constexpr std::string_view compact_holes[] = {"workgroup_size"};
+inline constexpr Family compact{"compact",
+R"wgsl(// Stream compaction (nonzero, masked_select): given the inclusive running count of a mask (a scan),
+// element i is set exactly where the count steps up there, and its output slot is the count minus one.
+// Every slot has one writer, so the result is the same on every run.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  count: u32,        // mask elements
+  running_offset: u32,
+  out_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<i64>;
+@group(0) @binding(1) var<storage, read_write> running: array<i64>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let i = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (i >= p.count) { return; }
+  let here = running[p.running_offset + i];
+  var before = i64(0);
+  if (i > 0u) { before = running[p.running_offset + i - 1u]; }
+  if (here > before) {
+    out[p.out_offset + u32(here - 1)] = i64(i);
+  }
+}
+)wgsl",
+compact_holes, 1};
+
 inline constexpr std::string_view gather_holes[] = {"index_type", "workgroup_size"};
 inline constexpr Family gather{"gather",
 R"wgsl(// Row gather (index_select, embedding): out[a, i, :] = self[a, index[i], :] over contiguous views,
@@ -51,6 +91,75 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 )wgsl",
 gather_holes, 2};
+
+inline constexpr std::string_view scan_holes[] = {"workgroup_size", "acc", "src_array", "helpers", "combine", "load", "identity"};
+inline constexpr Family scan{"scan",
+R"wgsl(// Inclusive scans along contiguous rows (cumsum, cumprod, logcumsumexp): one workgroup per row walks it
+// a tile of {{workgroup_size}} elements at a time, scans the tile in workgroup memory (Hillis-Steele:
+// log2 steps, each lane combining with the lane s before it) and carries the tile's total into the next.
+// The combination order is fixed by the row length alone, so results are the same on every run and
+// every driver; they differ from the CPU's strictly sequential sum only by rounding.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  rows: u32,
+  length: u32,
+  src_offset: u32,
+  out_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
+@group(0) @binding(1) var<storage, read_write> src: {{src_array}};
+@group(0) @binding(2) var<uniform> p: Params;
+
+var<workgroup> tile: array<{{acc}}, {{workgroup_size}}>;
+
+{{helpers}}
+
+fn combine(a: {{acc}}, b: {{acc}}) -> {{acc}} {
+  return {{combine}};
+}
+
+fn load(i: u32) -> {{acc}} {
+  return {{load}};
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {
+  let row = flat_group(group, groups);
+  if (row >= p.rows) { return; }
+  let base = row * p.length;
+  var carry: {{acc}} = {{identity}};
+  for (var start = 0u; start < p.length; start += {{workgroup_size}}u) {
+    let i = start + lane;
+    var v: {{acc}} = {{identity}};
+    if (i < p.length) { v = load(p.src_offset + base + i); }
+    tile[lane] = v;
+    workgroupBarrier();
+    for (var s = 1u; s < {{workgroup_size}}u; s = s << 1u) {
+      var before: {{acc}} = {{identity}};
+      if (lane >= s) { before = tile[lane - s]; }
+      workgroupBarrier();
+      if (lane >= s) { tile[lane] = combine(before, tile[lane]); }
+      workgroupBarrier();
+    }
+    if (i < p.length) { out[p.out_offset + base + i] = combine(carry, tile[lane]); }
+    carry = combine(carry, tile[{{workgroup_size}}u - 1u]);
+    workgroupBarrier();
+  }
+}
+)wgsl",
+scan_holes, 7};
 
 inline constexpr std::string_view take_holes[] = {"index_type", "lanes_log2", "wide", "workgroup_size"};
 inline constexpr Family take{"take",

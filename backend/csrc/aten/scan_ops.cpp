@@ -1,0 +1,156 @@
+// cumsum, cumprod and logcumsumexp on the scan kernel (the scanned dim is moved last and made
+// contiguous; sums of integers and bool accumulate in int64, float16/bfloat16 in float32, as on the
+// CPU), and nonzero on scan + compaction.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/_logcumsumexp_ops.h>
+#include <ATen/ops/cumprod_ops.h>
+#include <ATen/ops/cumsum_ops.h>
+#include <ATen/ops/nonzero_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "aten/selection.h"
+#include "kernels/scan_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+using kernels::ScanOp;
+
+// The inclusive scan of `self` along `dim`, in the accumulation dtype; nullopt when the kernel cannot.
+std::optional<at::Tensor> scan_along(const at::Tensor& self, int64_t dim, ScanOp op) {
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  const at::Tensor rows = self.dim() == 0 ? self.reshape({1}) : self.movedim(d, -1).contiguous();
+  at::Tensor out = at::empty(rows.sizes(), rows.options().dtype(kernels::scan_accumulation_type(self.scalar_type())));
+  if (out.numel() > 0) {
+    kernels::ScanProblem problem;
+    problem.op = op;
+    problem.length = static_cast<uint64_t>(rows.size(-1));
+    problem.rows = static_cast<uint64_t>(rows.numel()) / problem.length;
+    problem.out = device_ref(out);
+    problem.src = device_ref(rows);
+    runtime::DeviceContext& context = context_of(self);
+    if (!kernels::scan_unsupported_reason(context, problem).empty()) return std::nullopt;
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::scan(context, problem);
+  }
+  return self.dim() == 0 ? out.reshape({}) : out.movedim(-1, d).contiguous();
+}
+
+c10::ScalarType sum_type(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? c10::kLong : self.scalar_type();
+}
+
+at::Tensor running_sum(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  c10::DeviceGuard guard(self.device());
+  if (auto result = scan_along(dtype ? self.to(*dtype) : self, dim, ScanOp::Sum)) return result->to(sum_type(self, dtype));
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cumsum>::call(self, dim, dtype);
+}
+
+at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  assign_out(out, running_sum(self, dim, dtype ? dtype : std::optional<c10::ScalarType>(out.scalar_type())));
+  return out;
+}
+
+at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  self.copy_(running_sum(self, dim, dtype));
+  return self;
+}
+
+at::Tensor running_product(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  c10::DeviceGuard guard(self.device());
+  if (auto result = scan_along(dtype ? self.to(*dtype) : self, dim, ScanOp::Product))
+    return result->to(sum_type(self, dtype));
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cumprod>::call(self, dim, dtype);
+}
+
+at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  assign_out(out, running_product(self, dim, dtype ? dtype : std::optional<c10::ScalarType>(out.scalar_type())));
+  return out;
+}
+
+at::Tensor& cumprod_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  self.copy_(running_product(self, dim, dtype));
+  return self;
+}
+
+at::Tensor running_logsumexp(const at::Tensor& self, int64_t dim) {
+  const auto type = self.scalar_type();
+  if (type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16) {
+    c10::DeviceGuard guard(self.device());
+    if (auto result = scan_along(self, dim, ScanOp::LogSumExp)) return result->to(type);
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_logcumsumexp>::call(self, dim);
+}
+
+at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
+  assign_out(out, running_logsumexp(self, dim));
+  return out;
+}
+
+at::Tensor nonzero_positions(const at::Tensor& self) {
+  c10::DeviceGuard guard(self.device());
+  if (self.numel() < (int64_t{1} << 31)) {
+    if (auto positions = set_positions(self.reshape({-1}))) {
+      if (self.dim() == 0) return at::empty({positions->numel(), 0}, positions->options());
+      return at::stack(unravel(*positions, self.sizes()), 1);
+    }
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nonzero>::call(self);
+}
+
+at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
+  assign_out(out, nonzero_positions(self));
+  return out;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("cumsum", TORCH_FN(running_sum));
+  m.impl("cumsum.out", TORCH_FN(cumsum_out));
+  m.impl("cumsum_", TORCH_FN(cumsum_inplace));
+  m.impl("cumprod", TORCH_FN(running_product));
+  m.impl("cumprod.out", TORCH_FN(cumprod_out));
+  m.impl("cumprod_", TORCH_FN(cumprod_inplace));
+  m.impl("_logcumsumexp", TORCH_FN(running_logsumexp));
+  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
+  m.impl("nonzero", TORCH_FN(nonzero_positions));
+  m.impl("nonzero.out", TORCH_FN(nonzero_out));
+}
+
+} // namespace
+
+std::optional<at::Tensor> set_positions(const at::Tensor& flat) {
+  const std::optional<at::Tensor> running = scan_along(flat.ne(0), 0, ScanOp::Sum);
+  if (!running) return std::nullopt;
+  const int64_t selected = flat.numel() ? (*running)[-1].item<int64_t>() : 0;
+  at::Tensor out = at::empty({selected}, flat.options().dtype(c10::kLong));
+  if (selected == 0) return out;
+  kernels::CompactProblem problem;
+  problem.count = static_cast<uint64_t>(flat.numel());
+  problem.selected = static_cast<uint64_t>(selected);
+  problem.out = device_ref(out);
+  problem.running = device_ref(*running);
+  runtime::DeviceContext& context = context_of(flat);
+  if (!kernels::compact_unsupported_reason(context, problem).empty()) return std::nullopt;
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::compact(context, problem);
+  return out;
+}
+
+std::vector<at::Tensor> unravel(const at::Tensor& positions, at::IntArrayRef sizes) {
+  std::vector<at::Tensor> coordinates;
+  int64_t stride = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    // Positions are never negative, so truncating division is floor division here.
+    coordinates.insert(coordinates.begin(), at::remainder(at::floor_divide(positions, stride), sizes[d]));
+    stride *= sizes[d];
+  }
+  return coordinates;
+}
+
+} // namespace torch_dml::aten

@@ -1,0 +1,132 @@
+#include "kernels/scan_kernel.h"
+
+#include "kernels/dtypes.h"
+#include "kernels/generated/wgsl_params.h"
+#include "kernels/generated/wgsl_sources.h"
+#include "kernels/launch.h"
+
+namespace torch_dml::kernels {
+namespace {
+
+const char* op_name(ScanOp op) {
+  switch (op) {
+    case ScanOp::Sum: return "sum";
+    case ScanOp::Product: return "product";
+    case ScanOp::LogSumExp: return "logsumexp";
+  }
+  return "?";
+}
+
+Value accumulation_value(c10::ScalarType type) {
+  const c10::ScalarType acc = scan_accumulation_type(type);
+  return acc == c10::kDouble ? Value::F64 : acc == c10::kLong ? Value::I64 : Value::F32;
+}
+
+// log(exp(a) + exp(b)) without overflow; -inf is the identity, and NaN propagates by test, not by
+// relying on max()'s NaN result (the driver's choice).
+constexpr const char* kLogAddExp =
+    "fn log_add_exp(a: f32, b: f32) -> f32 {\n"
+    "  if (a != a || b != b) { return a + b; }\n"
+    "  let high = select(b, a, a > b);\n"
+    "  let low = select(a, b, a > b);\n"
+    "  if (high == bitcast<f32>(0xff800000u)) { return high; }\n"
+    "  if (high == bitcast<f32>(0x7f800000u)) { return high; }\n"
+    "  return high + log(1.0f + exp(low - high));\n"
+    "}\n";
+
+struct Plan {
+  Launch launch;
+  wgsl::ScanParams params;
+};
+
+Plan plan(runtime::DeviceContext& context, const ScanProblem& s) {
+  Plan plan{Launch(context, std::string("scan (") + op_name(s.op) + ")", s.src.dtype), {}};
+  Launch& launch = plan.launch;
+  const auto info = dtype_info(s.src.dtype);
+  const c10::ScalarType acc = scan_accumulation_type(s.src.dtype);
+  launch.require(info.has_value() && (!info->needs || context.has(*info->needs)), "a dtype the adapter cannot compute on");
+  launch.require(acc != c10::kLong || context.has(runtime::Feature::ShaderInt64), "int64 sums need shader-int64");
+  launch.require(acc != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 needs shader-f64");
+  launch.require(s.op != ScanOp::LogSumExp || acc == c10::kFloat, "logcumsumexp only in float32 arithmetic");
+  launch.require(s.out.dtype == acc, "an output not in the accumulation dtype");
+  launch.require_u32(s.rows * s.length, "elements");
+  plan.params.rows = static_cast<uint32_t>(s.rows);
+  plan.params.length = static_cast<uint32_t>(s.length);
+  plan.params.out_offset = launch.bind(s.out, s.rows * s.length); // @binding(0)
+  plan.params.src_offset = launch.bind(s.src, s.rows * s.length); // @binding(1)
+  return plan;
+}
+
+std::string source(const ScanProblem& s) {
+  const c10::ScalarType type = s.src.dtype;
+  const Value acc = accumulation_value(type);
+  const std::string acc_type = wgsl_type(acc);
+  const Value value = dtype_info(type)->value;
+  const char* src_array = type == c10::kDouble ? "array<f64>" : type == c10::kLong ? "array<i64>" : "array<u32>";
+  std::string combine = "a + b", identity = zero_literal(acc), helpers;
+  if (s.op == ScanOp::Product) {
+    combine = "a * b";
+    identity = one_literal(acc);
+  } else if (s.op == ScanOp::LogSumExp) {
+    combine = "log_add_exp(a, b)";
+    identity = "bitcast<f32>(0xff800000u)";
+    helpers = kLogAddExp;
+  }
+  return render(wgsl::scan, {{"acc", acc_type},
+                             {"src_array", src_array},
+                             {"load", convert_value(typed_load(type, "src", "i"), value, acc)},
+                             {"combine", combine},
+                             {"identity", identity},
+                             {"helpers", helpers},
+                             {"workgroup_size", std::to_string(kWorkgroupSize)}});
+}
+
+} // namespace
+
+c10::ScalarType scan_accumulation_type(c10::ScalarType type) {
+  if (type == c10::kDouble) return c10::kDouble;
+  if (c10::isFloatingType(type)) return c10::kFloat;
+  return c10::kLong;
+}
+
+std::string scan_unsupported_reason(runtime::DeviceContext& context, const ScanProblem& s) {
+  return plan(context, s).launch.reason();
+}
+
+void scan(runtime::DeviceContext& context, const ScanProblem& s) {
+  Plan plan = kernels::plan(context, s);
+  const std::string name = std::string("scan/") + op_name(s.op) + "/" + dtype_info(s.src.dtype)->name;
+  plan.launch.run(name, [&] { return source(s); }, plan.params, s.rows);
+}
+
+namespace {
+
+struct CompactPlan {
+  Launch launch;
+  wgsl::CompactParams params;
+};
+
+CompactPlan plan(runtime::DeviceContext& context, const CompactProblem& c) {
+  CompactPlan plan{Launch(context, "nonzero", c10::kLong), {}};
+  plan.launch.require(context.has(runtime::Feature::ShaderInt64), "int64 positions need shader-int64");
+  plan.launch.require_u32(c.count, "elements");
+  plan.params.count = static_cast<uint32_t>(c.count);
+  plan.params.out_offset = plan.launch.bind(c.out, c.selected);
+  plan.params.running_offset = plan.launch.bind(c.running, c.count);
+  return plan;
+}
+
+} // namespace
+
+std::string compact_unsupported_reason(runtime::DeviceContext& context, const CompactProblem& c) {
+  return plan(context, c).launch.reason();
+}
+
+void compact(runtime::DeviceContext& context, const CompactProblem& c) {
+  CompactPlan plan = kernels::plan(context, c);
+  plan.launch.run(
+      "compact", [] { return render(wgsl::compact, {{"workgroup_size", std::to_string(kWorkgroupSize)}}); },
+      plan.params, groups_for(c.count));
+}
+
+} // namespace torch_dml::kernels
