@@ -51,6 +51,24 @@ static_assert(offsetof(ScanParams, src_offset) == 8);
 static_assert(offsetof(ScanParams, out_offset) == 12);
 static_assert(sizeof(ScanParams) == 16);
 
+// The uniform block of sort.wgsl.
+struct alignas(16) SortParams {
+  uint32_t rows = {};
+  uint32_t length = {};
+  uint32_t width = {};
+  uint32_t descending = {};
+  uint32_t src_offset = {};
+  uint32_t out_offset = {};
+  uint32_t pad0_[2] = {};
+};
+static_assert(offsetof(SortParams, rows) == 0);
+static_assert(offsetof(SortParams, length) == 4);
+static_assert(offsetof(SortParams, width) == 8);
+static_assert(offsetof(SortParams, descending) == 12);
+static_assert(offsetof(SortParams, src_offset) == 16);
+static_assert(offsetof(SortParams, out_offset) == 20);
+static_assert(sizeof(SortParams) == 32);
+
 // The uniform block of take.wgsl.
 struct alignas(16) TakeParams {
   uint32_t count = {};

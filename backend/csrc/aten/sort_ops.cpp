@@ -1,0 +1,96 @@
+// sort (stable, NaN last ascending and first descending, as on the CPU), argsort (through sort) and
+// topk on the row-sort kernel: the sorted dim is moved last and made contiguous, the kernel writes the
+// permutation, and the values follow through the element gather. Rows longer than the kernel's
+// capacity, and adapters without shader-int64, go to the counted fallback.
+#include <ATen/ATen.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/sort_ops.h>
+#include <ATen/ops/topk_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "aten/selection.h"
+#include "kernels/sort_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+// (values, indices) of `self` sorted along `dim`, or nullopt when the kernel cannot.
+std::optional<std::tuple<at::Tensor, at::Tensor>> sorted(const at::Tensor& self, int64_t dim, bool descending) {
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  const at::Tensor rows = self.dim() == 0 ? self.reshape({1}) : self.movedim(d, -1).contiguous();
+  at::Tensor order = at::empty(rows.sizes(), rows.options().dtype(c10::kLong));
+  if (rows.numel() == 0) return std::make_tuple(self.clone(), order.view(self.sizes()));
+  const int64_t length = rows.size(-1);
+  kernels::SortProblem problem;
+  problem.rows = static_cast<uint64_t>(rows.numel() / length);
+  problem.length = static_cast<uint64_t>(length);
+  problem.descending = descending;
+  problem.out = device_ref(order);
+  problem.src = device_ref(rows);
+  runtime::DeviceContext& context = context_of(self);
+  if (!kernels::sort_unsupported_reason(context, problem).empty()) return std::nullopt;
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::sort_rows(context, problem);
+  }
+  // Row r's element j sits at r * length + order[r, j] in `rows`.
+  const at::Tensor row_starts = (at::arange(static_cast<int64_t>(problem.rows), order.options()) * length)
+                                    .view({-1, 1});
+  const std::optional<at::Tensor> values = take_linear(rows, (order.view({-1, length}) + row_starts).view(rows.sizes()));
+  if (!values) return std::nullopt;
+  if (self.dim() == 0) return std::make_tuple(values->reshape({}), order.reshape({}));
+  return std::make_tuple(values->movedim(-1, d).contiguous(), order.movedim(-1, d).contiguous());
+}
+
+std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
+                                               bool descending) {
+  c10::DeviceGuard guard(self.device());
+  if (auto result = sorted(self, dim, descending)) return *result;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sort_stable>::call(self, stable, dim, descending);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> sort_stable_out(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
+                                                     bool descending, at::Tensor& values, at::Tensor& indices) {
+  auto [v, i] = sort_stable(self, stable, dim, descending);
+  assign_out(values, v);
+  assign_out(indices, i);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> top(const at::Tensor& self, c10::SymInt k_sym, int64_t dim, bool largest,
+                                       bool is_sorted) {
+  const int64_t k = k_sym.expect_int();
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
+  if (k >= 0 && k <= size) {
+    c10::DeviceGuard guard(self.device());
+    if (auto result = sorted(self, d, largest)) {
+      const auto& [values, indices] = *result;
+      if (self.dim() == 0) return {values, indices};
+      return {values.narrow(d, 0, k).contiguous(), indices.narrow(d, 0, k).contiguous()};
+    }
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::topk>::call(self, k, dim, largest, is_sorted);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> top_out(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest,
+                                             bool is_sorted, at::Tensor& values, at::Tensor& indices) {
+  auto [v, i] = top(self, std::move(k), dim, largest, is_sorted);
+  assign_out(values, v);
+  assign_out(indices, i);
+  return {values, indices};
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sort.stable", TORCH_FN(sort_stable));
+  m.impl("sort.values_stable", TORCH_FN(sort_stable_out));
+  m.impl("topk", TORCH_FN(top));
+  m.impl("topk.values", TORCH_FN(top_out));
+}
+
+} // namespace
+} // namespace torch_dml::aten
