@@ -362,8 +362,7 @@ KNOWN_FALLBACKS: dict[str, set[str]] = {
                            "aten::upsample_nearest2d.out", "aten::upsample_nearest2d_backward.grad_input"},
     "vit": set(),
     "gpt": {"aten::embedding_dense_backward", "aten::tril.out"},
-    # eval: nn.TransformerEncoderLayer's fast path
-    "bert": {"aten::_transformer_encoder_layer_fwd", "aten::embedding_dense_backward"},
+    "bert": {"aten::embedding_dense_backward"},
     "lstm": {"aten::embedding_dense_backward"},
     "gru": set(),
     "diffusion": set(),

@@ -40,6 +40,32 @@ def draws_random_numbers(overloads: set[str]) -> bool:
     return any(_RANDOM_OVERLOAD.match(name) for name in overloads)
 
 
+def _compare_ties(op: Any, sample: Any, actual: Any, expected: Any, tolerance: tuple[float, float] | None,
+                  device: str) -> Comparison | None:
+    """For an op of _TIES_UNSPECIFIED returning (values, indices): the values compared, the indices
+    checked to select those values from the input. None for every other op or output."""
+    position = _TIES_UNSPECIFIED.get(op.name)
+    leaves_actual, leaves_expected = tree_leaves(actual), tree_leaves(expected)
+    if position is None or len(leaves_actual) != 2 or len(leaves_expected) != 2 or \
+            not isinstance(sample.input, torch.Tensor) or leaves_expected[1].dtype != torch.long:
+        return None
+    values = compare(leaves_actual[0], leaves_expected[0], tolerance, device=device)
+    if not values.equal:
+        return values
+    dim = sample.args[position] if len(sample.args) > position else sample.kwargs.get("dim", -1)
+    source = sample.input if sample.input.dim() else sample.input.reshape(1)
+    indices = leaves_actual[1].cpu()
+    picked = torch.gather(source, dim, indices if indices.dim() else indices.reshape(1))
+    chosen, got = picked.reshape(-1), leaves_actual[0].cpu().reshape(-1)
+    if chosen.is_floating_point():
+        if not torch.equal(chosen.isnan(), got.isnan()):
+            return Comparison(False, message="indices do not select the values")
+        chosen, got = chosen[~chosen.isnan()], got[~got.isnan()]
+    if not torch.equal(chosen, got):
+        return Comparison(False, message="indices do not select the values")
+    return values
+
+
 class SampleSkipped(Exception):
     """The CPU reference could not run this sample (or it has nothing to compare): not the device's fault."""
 
@@ -185,6 +211,9 @@ def _mover(device: str, requires_grad: bool, whole_storage: bool = False) -> Cal
 _CPU_ARGUMENTS = {"tensor_split": (0,)}
 # Ops that read the sample's storage beyond the view itself.
 _WHOLE_STORAGE = ("as_strided",)
+# Ops whose index output PyTorch leaves unspecified among equal values: the CPU's partial sort picks one
+# tie order, any GPU another. Their values must agree; their indices must point at those values.
+_TIES_UNSPECIFIED = {"topk": 1}  # op name -> position of `dim` among the sample's args
 
 
 def _on_device(sample: Any, device: str, requires_grad: bool, op_name: str = "") -> Any:
@@ -304,7 +333,8 @@ class Runner:
             except Exception as retry_error:  # noqa: BLE001
                 return statuses.ERROR, Comparison(False, message=_error_message(retry_error)), recorder.seen
         try:
-            outcome = compare(actual, expected, tolerance, device=self.device)
+            outcome = _compare_ties(op, sample, actual, expected, tolerance, self.device) or \
+                compare(actual, expected, tolerance, device=self.device)
         except Exception as error:  # noqa: BLE001 -- an output the comparison cannot read is the device's
             return statuses.ERROR, Comparison(False, message=f"comparing raised {_error_message(error)}"), recorder.seen
         if not outcome.equal:

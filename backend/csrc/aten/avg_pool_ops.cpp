@@ -59,11 +59,16 @@ at::Tensor adaptive_weights(int64_t in, int64_t out) {
   return w;
 }
 
-// A_h · x · A_wᵀ over the last two dims of x (weights made on the host, moved to x's device and dtype).
+// A_h · x · A_wᵀ over the last two dims of x (weights made on the host, moved to x's device).
+// float16/bfloat16 compute in float32 and round once, as the CPU's pooling does: half-precision
+// weights (1/9 is not exact) and a rounded intermediate would each cost an ulp.
 at::Tensor separable(const at::Tensor& x, const at::Tensor& rows, const at::Tensor& cols, double scale) {
-  const at::Tensor h = rows.to(x.options()), w = cols.to(x.options());
-  at::Tensor out = at::matmul(at::matmul(h, x), w.t());
-  return scale == 1.0 ? out : out * scale;
+  const bool reduced = x.scalar_type() == c10::kHalf || x.scalar_type() == c10::kBFloat16;
+  const at::Tensor input = reduced ? x.to(c10::kFloat) : x;
+  const at::Tensor h = rows.to(input.options()), w = cols.to(input.options());
+  at::Tensor out = at::matmul(at::matmul(h, input), w.t());
+  if (scale != 1.0) out = out * scale;
+  return reduced ? out.to(x.scalar_type()) : out;
 }
 
 struct AvgPool {

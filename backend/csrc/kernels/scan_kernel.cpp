@@ -1,6 +1,7 @@
 #include "kernels/scan_kernel.h"
 
 #include "kernels/dtypes.h"
+#include "kernels/elementwise_math.h"
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
@@ -21,18 +22,6 @@ Value accumulation_value(c10::ScalarType type) {
   const c10::ScalarType acc = scan_accumulation_type(type);
   return acc == c10::kDouble ? Value::F64 : acc == c10::kLong ? Value::I64 : Value::F32;
 }
-
-// log(exp(a) + exp(b)) without overflow; -inf is the identity, and NaN propagates by test, not by
-// relying on max()'s NaN result (the driver's choice).
-constexpr const char* kLogAddExp =
-    "fn log_add_exp(a: f32, b: f32) -> f32 {\n"
-    "  if (a != a || b != b) { return a + b; }\n"
-    "  let high = select(b, a, a > b);\n"
-    "  let low = select(a, b, a > b);\n"
-    "  if (high == bitcast<f32>(0xff800000u)) { return high; }\n"
-    "  if (high == bitcast<f32>(0x7f800000u)) { return high; }\n"
-    "  return high + log(1.0f + exp(low - high));\n"
-    "}\n";
 
 struct Plan {
   Launch launch;
@@ -68,9 +57,10 @@ std::string source(const ScanProblem& s) {
     combine = "a * b";
     identity = one_literal(acc);
   } else if (s.op == ScanOp::LogSumExp) {
-    combine = "log_add_exp(a, b)";
+    // The elementwise family's logaddexp: NaN and infinities by test, log1p for the small term.
+    combine = "logaddexp_(a, b)";
     identity = "bitcast<f32>(0xff800000u)";
-    helpers = kLogAddExp;
+    helpers = math_helpers(combine, Value::F32);
   }
   return render(wgsl::scan, {{"acc", acc_type},
                              {"src_array", src_array},
