@@ -52,4 +52,70 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 gather_holes, 2};
 
+inline constexpr std::string_view triangle_holes[] = {"workgroup_size"};
+inline constexpr Family triangle{"triangle",
+R"wgsl(// tril / triu of a batch of row-major matrices. They only move bits, so one kernel over 32-bit words
+// serves every dtype: a word holds 4 lanes of a 1-byte dtype, 2 of a 2-byte one, a whole 4-byte
+// element, or a part of an 8- or 16-byte one. One thread per word keeps the lanes of the elements on
+// the kept side of diagonal k and zeroes the others. Source and destination start on a word boundary
+// (the caller sees to it); lanes of the last word past the tensor keep the destination's bits.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  words: u32,
+  elements: u32,
+  rows: u32,
+  cols: u32,
+  diagonal: i32,      // k clamped to [-rows, cols]: any k beyond keeps or drops alike
+  lower: u32,         // 1: tril (keep col - row <= k); 0: triu (keep col - row >= k)
+  lane_shift: u32,    // log2 of elements per word: 2 for 1-byte dtypes, 1 for 2-byte ones, else 0
+  element_shift: u32, // log2 of words per element: 1 for 8-byte dtypes, 2 for 16-byte ones, else 0
+  src_offset: u32,    // words
+  dst_offset: u32,    // words
+}
+
+@group(0) @binding(0) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+// Unsigned index arithmetic only; the signed difference of two values below 2^31 is exact.
+fn kept(e: u32) -> bool {
+  let col = e % p.cols;
+  let row = (e / p.cols) % p.rows;
+  let above = i32(col) - i32(row);
+  return select(above >= p.diagonal, above <= p.diagonal, p.lower != 0u);
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.words) { return; }
+  let lane_bits = 32u >> p.lane_shift;
+  var keep = 0u;    // lanes taken from the source
+  var outside = 0u; // lanes past the tensor's end
+  for (var j = 0u; j < (1u << p.lane_shift); j++) {
+    let e = ((t << p.lane_shift) + j) >> p.element_shift;
+    let lane = (0xFFFFFFFFu >> (32u - lane_bits)) << (j * lane_bits);
+    if (e >= p.elements) {
+      outside = outside | lane;
+    } else if (kept(e)) {
+      keep = keep | lane;
+    }
+  }
+  var word = src[p.src_offset + t] & keep;
+  if (outside != 0u) { word = word | (dst[p.dst_offset + t] & outside); }
+  dst[p.dst_offset + t] = word;
+}
+)wgsl",
+triangle_holes, 1};
+
 } // namespace torch_dml::kernels::wgsl
