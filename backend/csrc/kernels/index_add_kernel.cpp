@@ -1,0 +1,106 @@
+#include "kernels/index_add_kernel.h"
+
+#include "kernels/dtypes.h"
+#include "kernels/elementwise_math.h"
+#include "kernels/generated/wgsl_params.h"
+#include "kernels/generated/wgsl_sources.h"
+#include "kernels/launch.h"
+#include "kernels/wgsl_store.h"
+
+namespace torch_dml::kernels {
+namespace {
+
+struct Plan {
+  Launch launch;
+  wgsl::IndexAddParams params;
+};
+
+// 2-byte dtypes are stored a word (two elements) per thread: WGSL has no 16-bit stores.
+bool two_per_word(c10::ScalarType dtype) {
+  return c10::elementSize(dtype) == 2;
+}
+
+Value accumulator(c10::ScalarType dtype) {
+  return dtype == c10::kDouble ? Value::F64 : Value::F32;
+}
+
+bool unit_alpha(const c10::Scalar& alpha) {
+  return alpha.isIntegral(false) ? alpha.toLong() == 1 : alpha.toDouble() == 1.0;
+}
+
+Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
+  const c10::ScalarType dtype = a.out.dtype;
+  Plan plan{Launch(context, a.op, dtype), {}};
+  Launch& launch = plan.launch;
+  launch.require(dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16 || dtype == c10::kDouble,
+                 "a dtype other than float32, float16, bfloat16 or float64");
+  launch.require(dtype != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 needs shader-f64");
+  // A float64 alpha other than 1 and the correctly rounded division are reassembled from u32 words.
+  launch.require(dtype != c10::kDouble || (unit_alpha(a.alpha) && !a.divide_by_count) ||
+                     context.has(runtime::Feature::ShaderInt64),
+                 "float64 with alpha != 1 or scale_grad_by_freq needs shader-int64");
+  const uint64_t rows = a.sort.buckets, positions = a.sort.positions;
+  const uint64_t elements = a.outer * rows * a.inner;
+  launch.require_u32(elements, "elements of out");
+  launch.require_u32(a.outer * positions * a.inner, "elements of source");
+  wgsl::IndexAddParams& p = plan.params;
+  p.units = static_cast<uint32_t>(two_per_word(dtype) ? (elements + 1) / 2 : elements);
+  p.elements = static_cast<uint32_t>(elements);
+  p.rows = static_cast<uint32_t>(rows);
+  p.inner = static_cast<uint32_t>(a.inner);
+  p.positions = static_cast<uint32_t>(positions);
+  p.out_offset = launch.bind(a.out, elements);
+  p.source_offset = launch.bind(a.source, a.outer * positions * a.inner);
+  p.counts_offset = launch.bind(a.sort.counts, rows);
+  p.ends_offset = launch.bind(a.sort.ends, rows);
+  p.order_offset = launch.bind(a.sort.order, positions);
+  launch.require(!two_per_word(dtype) || p.out_offset % 2 == 0, "out not starting on a word");
+  encode_scalar(a.alpha, accumulator(dtype), dtype, p.scalars[0]);
+  return plan;
+}
+
+std::string store(c10::ScalarType dtype) {
+  if (!two_per_word(dtype)) return "  out[p.out_offset + t] = " + store_form(dtype, "summed(t)") + ";";
+  // The last word of an odd count keeps the bits past the tensor.
+  return "  let e = 2u * t;\n  let w = (p.out_offset >> 1u) + t;\n"
+         "  var word = " + store_form(dtype, "summed(e)") + ";\n"
+         "  if (e + 1u < p.elements) {\n"
+         "    word = word | (" + store_form(dtype, "summed(e + 1u)") + " << 16u);\n"
+         "  } else {\n    word = word | (out[w] & 0xFFFF0000u);\n  }\n  out[w] = word;";
+}
+
+std::string source(c10::ScalarType dtype, bool unit, bool divide) {
+  const Value acc = accumulator(dtype);
+  const std::string type = wgsl_type(acc);
+  return render(wgsl::index_add,
+                {{"array", typed_array_type(dtype)},
+                 {"helpers", store_helpers(dtype) + (divide ? math_helpers("div_rn_(", acc) : "")},
+                 {"acc", type},
+                 {"source_load", typed_load(dtype, "source", "j")},
+                 {"out_load", typed_load(dtype, "out", "p.out_offset + e")},
+                 {"alpha", unit ? type + "(1)" : decode_scalar(0, acc)},
+                 {"term", unit ? "source_at(j)" : "alpha * source_at(j)"},
+                 {"divide", divide ? "  if (count > 1u) { sum = div_rn_(sum, " + type + "(count)); }" : ""},
+                 {"store", store(dtype)},
+                 {"workgroup_size", std::to_string(kWorkgroupSize)}});
+}
+
+} // namespace
+
+std::string index_add_unsupported_reason(runtime::DeviceContext& context, const IndexAddProblem& problem) {
+  std::string reason = index_sort_unsupported_reason(context, problem.sort);
+  return reason.empty() ? plan(context, problem).launch.reason() : reason;
+}
+
+void index_add(runtime::DeviceContext& context, const IndexAddProblem& problem) {
+  Plan plan = kernels::plan(context, problem);
+  sort_positions_by_index(context, problem.sort);
+  const c10::ScalarType dtype = problem.out.dtype;
+  const bool unit = unit_alpha(problem.alpha);
+  const std::string name = std::string("index_add/") + dtype_info(dtype)->name + (unit ? "" : "/alpha") +
+      (problem.divide_by_count ? "/by_count" : "");
+  plan.launch.run(name, [&] { return source(dtype, unit, problem.divide_by_count); }, plan.params,
+                  groups_for(plan.params.units));
+}
+
+} // namespace torch_dml::kernels
