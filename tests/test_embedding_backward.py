@@ -108,3 +108,13 @@ def test_kernels_have_no_signed_remainder():
     assert len(names) >= 4, names
     for name in names:
         assert not signed_remainders(torch_dml._C._compiled_kernel_source(0, name)), name
+
+
+def test_grad_weight_larger_than_one_storage_binding():
+    # GPT-2's token embedding (50257 x 768 float32, 154 MB) is past lavapipe's 128 MiB binding limit:
+    # the kernel binds it a slice of rows at a time.
+    num_weights, width = 50257, 768
+    indices = tokens((2, 256), num_weights, 9)
+    indices[0, :3] = torch.tensor([0, num_weights - 1, num_weights - 1])
+    grad = torch.randn(2, 256, width, generator=torch.Generator().manual_seed(10))
+    check(grad, indices, num_weights)

@@ -85,22 +85,48 @@ std::string source(c10::ScalarType dtype, bool unit, bool divide) {
                  {"workgroup_size", std::to_string(kWorkgroupSize)}});
 }
 
+// With outer == 1 (embedding backward, index_add along dim 0) out is bound a slice of rows at a time,
+// so an out larger than one storage binding (GPT-2's 50257 x 768 float32 embedding is 154 MB, past
+// lavapipe's 128 MiB) still runs: each slice is its own dispatch over its rows' groups.
+uint64_t rows_per_slice(runtime::DeviceContext& context, const IndexAddProblem& a) {
+  const uint64_t rows = a.sort.buckets;
+  if (a.outer != 1 || a.inner == 0) return rows;
+  const WGPULimits& limits = context.limits();
+  const uint64_t bytes = limits.maxStorageBufferBindingSize - limits.minStorageBufferOffsetAlignment - 4;
+  // An even count keeps every slice of a 2-byte dtype starting on a word.
+  const uint64_t fit = bytes / (a.inner * c10::elementSize(a.out.dtype)) & ~uint64_t{1};
+  return std::min(rows, std::max<uint64_t>(fit, 2));
+}
+
+IndexAddProblem slice(const IndexAddProblem& a, uint64_t first, uint64_t rows) {
+  IndexAddProblem part = a;
+  part.sort.buckets = rows;
+  part.sort.counts.element_offset += first;
+  part.sort.ends.element_offset += first;
+  part.out.element_offset += first * a.inner;
+  return part;
+}
+
 } // namespace
 
 std::string index_add_unsupported_reason(runtime::DeviceContext& context, const IndexAddProblem& problem) {
   std::string reason = index_sort_unsupported_reason(context, problem.sort);
-  return reason.empty() ? plan(context, problem).launch.reason() : reason;
+  return reason.empty() ? plan(context, slice(problem, 0, rows_per_slice(context, problem))).launch.reason()
+                        : reason;
 }
 
 void index_add(runtime::DeviceContext& context, const IndexAddProblem& problem) {
-  Plan plan = kernels::plan(context, problem);
   sort_positions_by_index(context, problem.sort);
   const c10::ScalarType dtype = problem.out.dtype;
   const bool unit = unit_alpha(problem.alpha);
   const std::string name = std::string("index_add/") + dtype_info(dtype)->name + (unit ? "" : "/alpha") +
       (problem.divide_by_count ? "/by_count" : "");
-  plan.launch.run(name, [&] { return source(dtype, unit, problem.divide_by_count); }, plan.params,
-                  groups_for(plan.params.units));
+  const uint64_t step = rows_per_slice(context, problem);
+  for (uint64_t first = 0; first < problem.sort.buckets; first += step) {
+    Plan plan = kernels::plan(context, slice(problem, first, std::min(step, problem.sort.buckets - first)));
+    plan.launch.run(name, [&] { return source(dtype, unit, problem.divide_by_count); }, plan.params,
+                    groups_for(plan.params.units));
+  }
 }
 
 } // namespace torch_dml::kernels
