@@ -97,6 +97,17 @@ def test_embedding_training_step_matches_the_cpu():
     assert torch_dml.fallback_counts().get("aten::embedding_dense_backward", 0) == 0
 
 
+def test_indices_out_of_range_are_left_out():
+    # The CPU kernel writes out of bounds here (it does not check; the forward embedding did): the
+    # device kernel must stay in bounds and leave such positions out.
+    grad = torch.arange(8.0).view(4, 2)
+    indices = torch.tensor([1, -1, 7, 1])
+    actual = backward(grad.to("dml"), indices.to("dml"), 3).cpu()
+    assert torch.equal(actual, torch.tensor([[0.0, 0.0], [6.0, 8.0], [0.0, 0.0]]))
+    actual = backward(grad.to("dml"), indices.int().to("dml"), 3).cpu()
+    assert torch.equal(actual, torch.tensor([[0.0, 0.0], [6.0, 8.0], [0.0, 0.0]]))
+
+
 def test_bad_index_dtype_is_the_cpu_error():
     with pytest.raises(RuntimeError, match="'indices' to have one of the following scalar types: Long, Int"):
         backward(torch.ones(2, 3, device="dml"), torch.tensor([0.0, 1.0], device="dml"), 4)

@@ -56,6 +56,16 @@ def test_non_contiguous_and_unaligned_views(op, dtype):
     assert torch.equal(view.cpu(), op(expected, 0))
 
 
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.__name__)
+def test_complex_dtypes_move_as_words(op):
+    # 8- and 16-byte elements are two and four words: no dtype the adapter holds needs a shader feature.
+    dtypes = [torch.complex64] + ([torch.complex128] if torch_dml.has_float64_support(0) else [])
+    for dtype in dtypes:
+        x = torch.randn(3, 4, 5, dtype=dtype, generator=torch.Generator().manual_seed(5))
+        for k in [-1, 0, 2]:
+            assert torch.equal(op(x.to("dml"), k).cpu(), op(x, k))
+
+
 def test_errors_match_the_cpu():
     with pytest.raises(RuntimeError, match="tril: input tensor must have at least 2 dimensions"):
         torch.tril(torch.ones(3, device="dml"))
