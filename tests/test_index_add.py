@@ -4,6 +4,7 @@ deterministic; other dtypes reach the CPU through the counted fallback."""
 import pytest
 import torch
 import torch_dml
+from test_driver_portability import signed_remainders
 
 pytestmark = pytest.mark.usefixtures("strict")
 
@@ -89,7 +90,18 @@ def test_out_of_range_index_is_the_cpu_error():
         torch.zeros(3, 2, device="dml").index_add_(0, torch.tensor([5], device="dml"), torch.ones(1, 2, device="dml"))
 
 
-def test_integer_dtypes_reach_the_cpu_counted():
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)
+def test_int32_and_int64_wrap_as_on_the_cpu(dtype):
+    info = torch.iinfo(dtype)
+    self = torch.tensor([[info.max, 0], [5, -7], [info.min, 1]], dtype=dtype)
+    index = torch.tensor([0, 2, 0, 1, 0])
+    source = torch.tensor([[1, 2], [-1, 3], [info.max, -4], [6, 6], [-2, 9]], dtype=dtype)
+    for alpha in [1, -3]:
+        expected = self.index_add(0, index, source, alpha=alpha)
+        assert torch.equal(self.to("dml").index_add(0, index.to("dml"), source.to("dml"), alpha=alpha).cpu(), expected)
+
+
+def test_small_integer_dtypes_reach_the_cpu_counted():
     self = torch.zeros(3, 2, dtype=torch.int8)
     index, source = torch.tensor([1, 1]), torch.full((2, 2), 100, dtype=torch.int8)
     with torch_dml.strict(False):
@@ -97,3 +109,16 @@ def test_integer_dtypes_reach_the_cpu_counted():
         actual = self.to("dml").index_add(0, index.to("dml"), source.to("dml")).cpu()
         assert torch_dml.fallback_counts().get("aten::index_add.out") == 1
     assert torch.equal(actual, self.index_add(0, index, source))
+
+
+def test_kernels_have_no_signed_remainder():
+    # The integer variants sum in i32/i64: their index arithmetic must stay in u32.
+    for dtype in [torch.int32, torch.int64, torch.float32]:
+        self = torch.zeros(4, 3, dtype=dtype, device="dml")
+        source = torch.ones(2, 3, dtype=dtype, device="dml")
+        index = torch.tensor([1, 3], device="dml")
+        self.index_add(0, index, source), self.index_add(0, index, source, alpha=2)
+    names = [n for n in torch_dml._C._compiled_kernels(0) if n.startswith("index_add/")]
+    assert {"index_add/i32", "index_add/i64/alpha", "index_add/f32/alpha"} <= set(names), names
+    for name in names:
+        assert not signed_remainders(torch_dml._C._compiled_kernel_source(0, name)), name

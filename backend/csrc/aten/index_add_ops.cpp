@@ -1,7 +1,9 @@
-// index_add (functional, in-place, out=) on the device for float32/float16/bfloat16/float64, the same
-// bits every run: the positions are grouped by index and each element adds its group's terms in
-// position order, the CPU's order (kernels/index_add_kernel.h), so float32/float64 with alpha 1 equal
-// the CPU bit for bit. Other dtypes and shapes the kernel does not take go to the CPU, counted.
+// index_add (functional, in-place, out=) on the device for float32/float16/bfloat16/float64 and
+// int32/int64 (int64 with shader-int64), the same bits every run: the positions are grouped by index
+// and each element adds its group's terms in position order, the CPU's order
+// (kernels/index_add_kernel.h), so float32/float64 with alpha 1 equal the CPU bit for bit. Other
+// dtypes (bool, 1- and 2-byte integers, complex) and shapes the kernel does not take go to the CPU,
+// counted.
 // Indices are range-checked on the device (amin/amax, one small read), as the CPU checks them.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
@@ -29,7 +31,8 @@ bool kernel_takes(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   if (self.dim() == 0 || source.dim() != self.dim() || index.dim() > 1 || index.device() != self.device() ||
       (index.scalar_type() != c10::kLong && index.scalar_type() != c10::kInt) ||
       source.scalar_type() != self.scalar_type() || source.device() != self.device() ||
-      !at::isFloatingType(self.scalar_type()))
+      !(at::isFloatingType(self.scalar_type()) || self.scalar_type() == c10::kInt ||
+        self.scalar_type() == c10::kLong))
     return false;
   for (int64_t d = 0; d < self.dim(); ++d)
     if (source.size(d) != (d == dim ? index.numel() : self.size(d))) return false;

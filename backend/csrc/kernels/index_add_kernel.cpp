@@ -20,8 +20,15 @@ bool two_per_word(c10::ScalarType dtype) {
   return c10::elementSize(dtype) == 2;
 }
 
+// What the terms are summed in: float32 for the float dtypes up to 4 bytes, the dtype itself else
+// (integer sums wrap around as the CPU's do).
 Value accumulator(c10::ScalarType dtype) {
-  return dtype == c10::kDouble ? Value::F64 : Value::F32;
+  switch (dtype) {
+    case c10::kDouble: return Value::F64;
+    case c10::kInt: return Value::I32;
+    case c10::kLong: return Value::I64;
+    default: return Value::F32;
+  }
 }
 
 bool unit_alpha(const c10::Scalar& alpha) {
@@ -32,9 +39,11 @@ Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
   const c10::ScalarType dtype = a.out.dtype;
   Plan plan{Launch(context, a.op, dtype), {}};
   Launch& launch = plan.launch;
-  launch.require(dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16 || dtype == c10::kDouble,
-                 "a dtype other than float32, float16, bfloat16 or float64");
+  launch.require(dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16 || dtype == c10::kDouble ||
+                     dtype == c10::kInt || dtype == c10::kLong,
+                 "a dtype other than float32, float16, bfloat16, float64, int32 or int64");
   launch.require(dtype != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 needs shader-f64");
+  launch.require(dtype != c10::kLong || context.has(runtime::Feature::ShaderInt64), "int64 needs shader-int64");
   // A float64 alpha other than 1 and the correctly rounded division are reassembled from u32 words.
   launch.require(dtype != c10::kDouble || (unit_alpha(a.alpha) && !a.divide_by_count) ||
                      context.has(runtime::Feature::ShaderInt64),

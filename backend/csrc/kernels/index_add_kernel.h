@@ -1,6 +1,7 @@
 // index_add and embedding_dense_backward on the device, deterministic: the positions are grouped by
 // index with the counting sort of index_sort_kernel.h, then each element of out adds its group's
-// terms in position order (in float32 for float32/float16/bfloat16, float64 for float64).
+// terms in position order (in float32 for float32/float16/bfloat16, float64 for float64; int32 and
+// int64 in themselves).
 #pragma once
 
 #include <c10/core/Scalar.h>

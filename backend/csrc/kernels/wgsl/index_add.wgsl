@@ -33,12 +33,19 @@ fn source_at(j: u32) -> {{acc}} {
   return {{acc}}({{source_load}});
 }
 
-// out's element e (relative to out_offset) with its group's terms added.
-fn summed(e: u32) -> {{acc}} {
-  let column = e % p.inner;
+// out's element e (relative to out_offset) as (column, row, outer); u32 arithmetic only, apart from
+// the sum (whose type may be signed).
+fn coordinates(e: u32) -> vec3<u32> {
   let slab = e / p.inner;
-  let row = slab % p.rows;
-  let outer = slab / p.rows;
+  return vec3<u32>(e % p.inner, slab % p.rows, slab / p.rows);
+}
+
+// out's element e with its group's terms added.
+fn summed(e: u32) -> {{acc}} {
+  let at = coordinates(e);
+  let column = at.x;
+  let row = at.y;
+  let outer = at.z;
   let count = counts[p.counts_offset + row];
   let end = ends[p.ends_offset + row];
   let alpha = {{alpha}};
