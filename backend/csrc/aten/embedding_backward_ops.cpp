@@ -1,5 +1,5 @@
 // embedding_dense_backward on the device (nn.Embedding's backward reaches it through the composite
-// embedding_backward): index_add of grad_output's rows into zeros, deterministic by construction (see
+// embedding_backward): index_add of grad_output's rows, each sum from 0, deterministic by construction (see
 // kernels/index_add_kernel.h), with the padding row left out and scale_grad_by_freq's division. float32
 // and float64 equal the CPU bit for bit without scale_grad_by_freq (both add the rows in position
 // order); float16 and bfloat16 are summed in float32 and rounded once (the CPU rounds every addition).
@@ -9,6 +9,7 @@
 #include <ATen/TensorUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/embedding_dense_backward_ops.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -34,12 +35,14 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   const int64_t positions = indices.numel();
   const int64_t width = grad_output.size(-1);
   const at::Tensor grad = grad_output.contiguous().view({positions, width});
-  at::Tensor result = at::zeros({num_weights, width}, grad.options());
-  if (result.numel() == 0 || positions == 0) return result;
+  if (num_weights * width == 0 || positions == 0) return at::zeros({num_weights, width}, grad.options());
+  // Every element is written (rows no index names get 0): no zero fill first.
+  at::Tensor result = at::empty({num_weights, width}, grad.options());
   const IndexGroups groups = index_groups(indices, num_weights, padding_idx);
   kernels::IndexAddProblem problem;
   problem.op = "embedding_dense_backward";
   problem.inner = static_cast<uint64_t>(width);
+  problem.from_zero = true;
   problem.divide_by_count = scale_grad_by_freq;
   problem.sort = groups.sort;
   problem.source = device_ref(grad);

@@ -78,7 +78,7 @@ std::string store(c10::ScalarType dtype) {
          "  } else {\n    word = word | (out[w] & 0xFFFF0000u);\n  }\n  out[w] = word;";
 }
 
-std::string source(c10::ScalarType dtype, bool unit, bool divide) {
+std::string source(c10::ScalarType dtype, bool unit, bool from_zero, bool divide) {
   const Value acc = accumulator(dtype);
   const std::string type = wgsl_type(acc);
   return render(wgsl::index_add,
@@ -86,7 +86,7 @@ std::string source(c10::ScalarType dtype, bool unit, bool divide) {
                  {"helpers", store_helpers(dtype) + (divide ? math_helpers("div_rn_(", acc) : "")},
                  {"acc", type},
                  {"source_load", typed_load(dtype, "source", "j")},
-                 {"out_load", typed_load(dtype, "out", "p.out_offset + e")},
+                 {"start", from_zero ? "0" : typed_load(dtype, "out", "p.out_offset + e")},
                  {"alpha", unit ? type + "(1)" : decode_scalar(0, acc)},
                  {"term", unit ? "source_at(j)" : "alpha * source_at(j)"},
                  {"divide", divide ? "  if (count > 1u) { sum = div_rn_(sum, " + type + "(count)); }" : ""},
@@ -129,11 +129,11 @@ void index_add(runtime::DeviceContext& context, const IndexAddProblem& problem) 
   const c10::ScalarType dtype = problem.out.dtype;
   const bool unit = unit_alpha(problem.alpha);
   const std::string name = std::string("index_add/") + dtype_info(dtype)->name + (unit ? "" : "/alpha") +
-      (problem.divide_by_count ? "/by_count" : "");
+      (problem.from_zero ? "/from_zero" : "") + (problem.divide_by_count ? "/by_count" : "");
   const uint64_t step = rows_per_slice(context, problem);
   for (uint64_t first = 0; first < problem.sort.buckets; first += step) {
     Plan plan = kernels::plan(context, slice(problem, first, std::min(step, problem.sort.buckets - first)));
-    plan.launch.run(name, [&] { return source(dtype, unit, problem.divide_by_count); }, plan.params,
+    plan.launch.run(name, [&] { return source(dtype, unit, problem.from_zero, problem.divide_by_count); }, plan.params,
                     groups_for(plan.params.units));
   }
 }

@@ -18,7 +18,8 @@ struct IndexAddProblem {
   uint64_t outer = 1;            // out viewed as [outer, rows, inner]; rows = sort.buckets
   uint64_t inner = 1;
   c10::Scalar alpha = 1;
-  bool divide_by_count = false;  // embedding's scale_grad_by_freq (out starts at zero)
+  bool from_zero = false;        // out's old values are not read: every element is written (embedding)
+  bool divide_by_count = false;  // embedding's scale_grad_by_freq (with from_zero)
   IndexSortProblem sort;         // positions = source.size(dim)
   DeviceTensorRef source;        // [outer, positions, inner], contiguous, out's dtype
   DeviceTensorRef out;           // contiguous, starting on a word; added to in place

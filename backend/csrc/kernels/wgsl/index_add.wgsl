@@ -1,9 +1,10 @@
-// out[a, r, c] += alpha * source[a, i, c] for every position i whose index is r (index_add_, and
-// embedding_dense_backward as index_add into zeros), after the positions are grouped by index
-// (index_sort_*.wgsl). One thread per element of out (per word of two for 2-byte dtypes) adds its
-// group's terms in position order, the CPU's order, in {{acc}}: the same bits every run, and no
-// float atomics. With alpha 1 the sum has no product a driver could fuse. scale_grad_by_freq divides
-// by the count with a correctly rounded division (WGSL's `/` may be 2.5 ulp off).
+// out[a, r, c] += alpha * source[a, i, c] for every position i whose index is r: index_add_, and
+// embedding_dense_backward (each sum starting at 0 instead of out's old value), after the positions
+// are grouped by index (index_sort_*.wgsl). One thread per element of out (per word of two for 2-byte
+// dtypes) adds its group's terms in position order, the CPU's order, in {{acc}}: the same bits every
+// run, and no float atomics. With alpha 1 the sum has no product a driver could fuse.
+// scale_grad_by_freq divides by the count with a correctly rounded division (WGSL's `/` may be 2.5
+// ulp off).
 //! include lib/grid.wgsl
 
 struct Params {
@@ -49,7 +50,7 @@ fn summed(e: u32) -> {{acc}} {
   let count = counts[p.counts_offset + row];
   let end = ends[p.ends_offset + row];
   let alpha = {{alpha}};
-  var sum = {{acc}}({{out_load}});
+  var sum = {{acc}}({{start}});
   for (var s = end - count; s < end; s++) {
     let j = p.source_offset + (outer * p.positions + order[p.order_offset + s]) * p.inner + column;
     sum = sum + {{term}};
