@@ -95,3 +95,14 @@ def test_kernel_has_no_signed_remainder():
     assert names
     for name in names:
         assert not signed_remainders(torch_dml._C._compiled_kernel_source(0, name)), name
+
+
+def test_larger_than_one_storage_binding():
+    # 134.5 MB of float32 is past lavapipe's 128 MiB binding: a slice of words per dispatch.
+    limit = torch_dml._C._adapters(True)[0]["limits"]["maxStorageBufferBindingSize"]
+    if limit > 512 * 1024 * 1024:
+        pytest.skip(f"the adapter binds {limit >> 20} MiB at once: a tensor past that is too large to test here")
+    side = int((limit / 8) ** 0.5) + 4  # two float32 matrices, just past one binding
+    x = torch.rand(2, side, side + 3, generator=torch.Generator().manual_seed(6))
+    assert x.numel() * 4 > limit
+    assert torch.equal(torch.tril(x.to("dml"), 5).cpu(), torch.tril(x, 5))

@@ -1,5 +1,6 @@
 // tril / triu on 32-bit words (any dtype): dst = the lower or upper triangle of src, for contiguous
-// batches of matrices that start on a word boundary.
+// batches of matrices that start on a word boundary; a tensor past one storage binding goes a slice
+// of words per dispatch.
 #pragma once
 
 #include <cstdint>

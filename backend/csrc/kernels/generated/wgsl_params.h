@@ -107,6 +107,7 @@ static_assert(sizeof(IndexSortScanParams) == 16);
 // The uniform block of triangle.wgsl.
 struct alignas(16) TriangleParams {
   uint32_t words = {};
+  uint32_t word_base = {};
   uint32_t elements = {};
   uint32_t rows = {};
   uint32_t cols = {};
@@ -116,18 +117,19 @@ struct alignas(16) TriangleParams {
   uint32_t element_shift = {};
   uint32_t src_offset = {};
   uint32_t dst_offset = {};
-  uint32_t pad0_[2] = {};
+  uint32_t pad0_[1] = {};
 };
 static_assert(offsetof(TriangleParams, words) == 0);
-static_assert(offsetof(TriangleParams, elements) == 4);
-static_assert(offsetof(TriangleParams, rows) == 8);
-static_assert(offsetof(TriangleParams, cols) == 12);
-static_assert(offsetof(TriangleParams, diagonal) == 16);
-static_assert(offsetof(TriangleParams, lower) == 20);
-static_assert(offsetof(TriangleParams, lane_shift) == 24);
-static_assert(offsetof(TriangleParams, element_shift) == 28);
-static_assert(offsetof(TriangleParams, src_offset) == 32);
-static_assert(offsetof(TriangleParams, dst_offset) == 36);
+static_assert(offsetof(TriangleParams, word_base) == 4);
+static_assert(offsetof(TriangleParams, elements) == 8);
+static_assert(offsetof(TriangleParams, rows) == 12);
+static_assert(offsetof(TriangleParams, cols) == 16);
+static_assert(offsetof(TriangleParams, diagonal) == 20);
+static_assert(offsetof(TriangleParams, lower) == 24);
+static_assert(offsetof(TriangleParams, lane_shift) == 28);
+static_assert(offsetof(TriangleParams, element_shift) == 32);
+static_assert(offsetof(TriangleParams, src_offset) == 36);
+static_assert(offsetof(TriangleParams, dst_offset) == 40);
 static_assert(sizeof(TriangleParams) == 48);
 
 } // namespace torch_dml::kernels::wgsl

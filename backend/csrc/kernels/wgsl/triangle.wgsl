@@ -2,11 +2,13 @@
 // serves every dtype: a word holds 4 lanes of a 1-byte dtype, 2 of a 2-byte one, a whole 4-byte
 // element, or a part of an 8- or 16-byte one. One thread per word keeps the lanes of the elements on
 // the kept side of diagonal k and zeroes the others. Source and destination start on a word boundary
-// (the caller sees to it); lanes of the last word past the tensor keep the destination's bits.
+// (the caller sees to it); lanes of the last word past the tensor keep the destination's bits. A
+// tensor larger than one storage binding is bound a slice of words per dispatch (word_base on).
 //! include lib/grid.wgsl
 
 struct Params {
-  words: u32,
+  words: u32,         // in this dispatch's slice
+  word_base: u32,     // the slice's first word within the tensor
   elements: u32,
   rows: u32,
   cols: u32,
@@ -14,8 +16,8 @@ struct Params {
   lower: u32,         // 1: tril (keep col - row <= k); 0: triu (keep col - row >= k)
   lane_shift: u32,    // log2 of elements per word: 2 for 1-byte dtypes, 1 for 2-byte ones, else 0
   element_shift: u32, // log2 of words per element: 1 for 8-byte dtypes, 2 for 16-byte ones, else 0
-  src_offset: u32,    // words
-  dst_offset: u32,    // words
+  src_offset: u32,    // words, the slice's start in its window
+  dst_offset: u32,    // words, the slice's start in its window
 }
 
 @group(0) @binding(0) var<storage, read_write> dst: array<u32>;
@@ -38,7 +40,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   var keep = 0u;    // lanes taken from the source
   var outside = 0u; // lanes past the tensor's end
   for (var j = 0u; j < (1u << p.lane_shift); j++) {
-    let e = ((t << p.lane_shift) + j) >> p.element_shift;
+    let e = (((p.word_base + t) << p.lane_shift) + j) >> p.element_shift;
     let lane = (0xFFFFFFFFu >> (32u - lane_bits)) << (j * lane_bits);
     if (e >= p.elements) {
       outside = outside | lane;
