@@ -65,6 +65,13 @@ def test_in_place_out_and_strides(dtype):
     close(dbig.cpu(), big, dtype in EXACT)
 
 
+def test_zero_dimensional_self_and_source():
+    self, source = torch.tensor(1.5), torch.tensor(2.25)
+    for index in [torch.tensor([0]), torch.tensor(0)]:
+        expected = self.index_add(0, index, source, alpha=2)
+        assert torch.equal(self.to("dml").index_add(0, index.to("dml"), source.to("dml"), alpha=2).cpu(), expected)
+
+
 def test_empty_index_and_one_dimension():
     self = torch.randn(4)
     assert torch.equal(self.to("dml").index_add(0, torch.empty(0, dtype=torch.long, device="dml"),

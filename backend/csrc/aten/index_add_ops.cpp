@@ -24,18 +24,25 @@
 namespace torch_dml::aten {
 namespace {
 
-// The shapes the kernel takes: self of rank >= 1, a 0-d or 1-d int32/int64 index on the device, and a
-// source of self's rank and dtype whose sizes equal self's except along dim, where they are the
+// A 0-d tensor is indexed as a 1-element vector, as the CPU kernel does.
+c10::IntArrayRef sizes_of(const at::Tensor& t) {
+  static const int64_t one = 1;
+  return t.dim() == 0 ? c10::IntArrayRef(&one, 1) : t.sizes();
+}
+
+// The shapes the kernel takes: a 0-d or 1-d int32/int64 index on the device, and a source of self's
+// rank (0-d counting as 1-d) and dtype whose sizes equal self's except along dim, where they are the
 // index's length. The rest (and their errors) are the CPU kernel's.
 bool kernel_takes(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
-  if (self.dim() == 0 || source.dim() != self.dim() || index.dim() > 1 || index.device() != self.device() ||
+  const c10::IntArrayRef self_sizes = sizes_of(self), source_sizes = sizes_of(source);
+  if (source_sizes.size() != self_sizes.size() || index.dim() > 1 || index.device() != self.device() ||
       (index.scalar_type() != c10::kLong && index.scalar_type() != c10::kInt) ||
       source.scalar_type() != self.scalar_type() || source.device() != self.device() ||
       !(at::isFloatingType(self.scalar_type()) || self.scalar_type() == c10::kInt ||
         self.scalar_type() == c10::kLong))
     return false;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (source.size(d) != (d == dim ? index.numel() : self.size(d))) return false;
+  for (size_t d = 0; d < self_sizes.size(); ++d)
+    if (source_sizes[d] != (static_cast<int64_t>(d) == dim ? index.numel() : self_sizes[d])) return false;
   return true;
 }
 
@@ -46,7 +53,8 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_add_out>::call(self, dim, index, source,
                                                                                      alpha, out);
   c10::DeviceGuard guard(self.device());
-  const int64_t rows = self.size(wrapped);
+  const c10::IntArrayRef shape = sizes_of(self);
+  const int64_t rows = shape[wrapped];
   if (index.numel() > 0) {
     const at::Tensor flat = index.reshape({-1});
     const int64_t low = at::amin(flat).item<int64_t>(), high = at::amax(flat).item<int64_t>();
@@ -64,8 +72,8 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
   const at::Tensor contiguous_source = source.contiguous();
   const IndexGroups groups = index_groups(index, rows, -1);
   kernels::IndexAddProblem problem;
-  problem.outer = static_cast<uint64_t>(c10::multiply_integers(self.sizes().slice(0, wrapped)));
-  problem.inner = static_cast<uint64_t>(c10::multiply_integers(self.sizes().slice(wrapped + 1)));
+  problem.outer = static_cast<uint64_t>(c10::multiply_integers(shape.slice(0, wrapped)));
+  problem.inner = static_cast<uint64_t>(c10::multiply_integers(shape.slice(wrapped + 1)));
   problem.alpha = alpha;
   problem.sort = groups.sort;
   problem.source = device_ref(contiguous_source);
