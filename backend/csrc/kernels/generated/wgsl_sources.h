@@ -103,7 +103,8 @@ fn source_at(j: u32) -> {{acc}} {
 // the sum (whose type may be signed).
 fn coordinates(e: u32) -> vec3<u32> {
   let slab = e / p.inner;
-  return vec3<u32>(e % p.inner, slab % p.rows, slab / p.rows);
+  let outer = slab / p.rows;
+  return vec3<u32>(e - slab * p.inner, slab - outer * p.rows, outer);
 }
 
 // out's element e with its group's terms added.
@@ -343,8 +344,9 @@ struct Params {
 
 // Unsigned index arithmetic only; the signed difference of two values below 2^31 is exact.
 fn kept(e: u32) -> bool {
-  let col = e % p.cols;
-  let row = (e / p.cols) % p.rows;
+  let slab = e / p.cols;
+  let col = e - slab * p.cols;
+  let row = slab % p.rows;
   let above = i32(col) - i32(row);
   return select(above >= p.diagonal, above <= p.diagonal, p.lower != 0u);
 }

@@ -38,7 +38,8 @@ fn source_at(j: u32) -> {{acc}} {
 // the sum (whose type may be signed).
 fn coordinates(e: u32) -> vec3<u32> {
   let slab = e / p.inner;
-  return vec3<u32>(e % p.inner, slab % p.rows, slab / p.rows);
+  let outer = slab / p.rows;
+  return vec3<u32>(e - slab * p.inner, slab - outer * p.rows, outer);
 }
 
 // out's element e with its group's terms added.

@@ -26,8 +26,9 @@ struct Params {
 
 // Unsigned index arithmetic only; the signed difference of two values below 2^31 is exact.
 fn kept(e: u32) -> bool {
-  let col = e % p.cols;
-  let row = (e / p.cols) % p.rows;
+  let slab = e / p.cols;
+  let col = e - slab * p.cols;
+  let row = slab % p.rows;
   let above = i32(col) - i32(row);
   return select(above >= p.diagonal, above <= p.diagonal, p.lower != 0u);
 }
