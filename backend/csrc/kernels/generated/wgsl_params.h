@@ -38,6 +38,84 @@ static_assert(offsetof(GatherParams, self_offset) == 20);
 static_assert(offsetof(GatherParams, index_offset) == 24);
 static_assert(sizeof(GatherParams) == 32);
 
+// The uniform block of index_add.wgsl.
+struct alignas(16) IndexAddParams {
+  uint32_t units = {};
+  uint32_t elements = {};
+  uint32_t rows = {};
+  uint32_t inner = {};
+  uint32_t positions = {};
+  uint32_t out_offset = {};
+  uint32_t source_offset = {};
+  uint32_t counts_offset = {};
+  uint32_t ends_offset = {};
+  uint32_t order_offset = {};
+  uint32_t pad0_[2] = {};
+  uint32_t scalars[1][4] = {};
+};
+static_assert(offsetof(IndexAddParams, units) == 0);
+static_assert(offsetof(IndexAddParams, elements) == 4);
+static_assert(offsetof(IndexAddParams, rows) == 8);
+static_assert(offsetof(IndexAddParams, inner) == 12);
+static_assert(offsetof(IndexAddParams, positions) == 16);
+static_assert(offsetof(IndexAddParams, out_offset) == 20);
+static_assert(offsetof(IndexAddParams, source_offset) == 24);
+static_assert(offsetof(IndexAddParams, counts_offset) == 28);
+static_assert(offsetof(IndexAddParams, ends_offset) == 32);
+static_assert(offsetof(IndexAddParams, order_offset) == 36);
+static_assert(offsetof(IndexAddParams, scalars) == 48);
+static_assert(sizeof(IndexAddParams) == 64);
+
+// The uniform block of index_sort_count.wgsl.
+struct alignas(16) IndexSortCountParams {
+  uint32_t positions = {};
+  uint32_t buckets = {};
+  uint32_t skip = {};
+  uint32_t index_words = {};
+  uint32_t index_offset = {};
+  uint32_t counts_offset = {};
+  uint32_t pad0_[2] = {};
+};
+static_assert(offsetof(IndexSortCountParams, positions) == 0);
+static_assert(offsetof(IndexSortCountParams, buckets) == 4);
+static_assert(offsetof(IndexSortCountParams, skip) == 8);
+static_assert(offsetof(IndexSortCountParams, index_words) == 12);
+static_assert(offsetof(IndexSortCountParams, index_offset) == 16);
+static_assert(offsetof(IndexSortCountParams, counts_offset) == 20);
+static_assert(sizeof(IndexSortCountParams) == 32);
+
+// The uniform block of index_sort_place.wgsl.
+struct alignas(16) IndexSortPlaceParams {
+  uint32_t positions = {};
+  uint32_t buckets = {};
+  uint32_t skip = {};
+  uint32_t index_words = {};
+  uint32_t index_offset = {};
+  uint32_t cursor_offset = {};
+  uint32_t order_offset = {};
+  uint32_t pad0_[1] = {};
+};
+static_assert(offsetof(IndexSortPlaceParams, positions) == 0);
+static_assert(offsetof(IndexSortPlaceParams, buckets) == 4);
+static_assert(offsetof(IndexSortPlaceParams, skip) == 8);
+static_assert(offsetof(IndexSortPlaceParams, index_words) == 12);
+static_assert(offsetof(IndexSortPlaceParams, index_offset) == 16);
+static_assert(offsetof(IndexSortPlaceParams, cursor_offset) == 20);
+static_assert(offsetof(IndexSortPlaceParams, order_offset) == 24);
+static_assert(sizeof(IndexSortPlaceParams) == 32);
+
+// The uniform block of index_sort_scan.wgsl.
+struct alignas(16) IndexSortScanParams {
+  uint32_t buckets = {};
+  uint32_t counts_offset = {};
+  uint32_t starts_offset = {};
+  uint32_t pad0_[1] = {};
+};
+static_assert(offsetof(IndexSortScanParams, buckets) == 0);
+static_assert(offsetof(IndexSortScanParams, counts_offset) == 4);
+static_assert(offsetof(IndexSortScanParams, starts_offset) == 8);
+static_assert(sizeof(IndexSortScanParams) == 16);
+
 // The uniform block of scan.wgsl.
 struct alignas(16) ScanParams {
   uint32_t rows = {};
@@ -84,5 +162,33 @@ static_assert(offsetof(TakeParams, out_offset) == 8);
 static_assert(offsetof(TakeParams, src_offset) == 12);
 static_assert(offsetof(TakeParams, index_offset) == 16);
 static_assert(sizeof(TakeParams) == 32);
+
+// The uniform block of triangle.wgsl.
+struct alignas(16) TriangleParams {
+  uint32_t words = {};
+  uint32_t word_base = {};
+  uint32_t elements = {};
+  uint32_t rows = {};
+  uint32_t cols = {};
+  int32_t diagonal = {};
+  uint32_t lower = {};
+  uint32_t lane_shift = {};
+  uint32_t element_shift = {};
+  uint32_t src_offset = {};
+  uint32_t dst_offset = {};
+  uint32_t pad0_[1] = {};
+};
+static_assert(offsetof(TriangleParams, words) == 0);
+static_assert(offsetof(TriangleParams, word_base) == 4);
+static_assert(offsetof(TriangleParams, elements) == 8);
+static_assert(offsetof(TriangleParams, rows) == 12);
+static_assert(offsetof(TriangleParams, cols) == 16);
+static_assert(offsetof(TriangleParams, diagonal) == 20);
+static_assert(offsetof(TriangleParams, lower) == 24);
+static_assert(offsetof(TriangleParams, lane_shift) == 28);
+static_assert(offsetof(TriangleParams, element_shift) == 32);
+static_assert(offsetof(TriangleParams, src_offset) == 36);
+static_assert(offsetof(TriangleParams, dst_offset) == 40);
+static_assert(sizeof(TriangleParams) == 48);
 
 } // namespace torch_dml::kernels::wgsl

@@ -92,6 +92,259 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 gather_holes, 2};
 
+inline constexpr std::string_view index_add_holes[] = {"acc", "array", "helpers", "source_load", "alpha", "start", "term", "divide", "workgroup_size", "store"};
+inline constexpr Family index_add{"index_add",
+R"wgsl(// out[a, r, c] += alpha * source[a, i, c] for every position i whose index is r: index_add_, and
+// embedding_dense_backward (each sum starting at 0 instead of out's old value), after the positions
+// are grouped by index (index_sort_*.wgsl). One thread per element of out (per word of two for 2-byte
+// dtypes) adds its group's terms in position order, the CPU's order, in {{acc}}: the same bits every
+// run, and no float atomics. With alpha 1 the sum has no product a driver could fuse.
+// scale_grad_by_freq divides by the count with a correctly rounded division (WGSL's `/` may be 2.5
+// ulp off).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  units: u32,         // threads: elements of out, or words of two for 2-byte dtypes
+  elements: u32,      // outer * rows * inner
+  rows: u32,          // size of the indexed dimension of out (the groups)
+  inner: u32,         // elements after the indexed dimension
+  positions: u32,     // size of the indexed dimension of source (the indices)
+  out_offset: u32,    // elements
+  source_offset: u32, // elements
+  counts_offset: u32,
+  ends_offset: u32,
+  order_offset: u32,
+  scalars: array<vec4<u32>, 1>, // alpha
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{array}}>;
+@group(0) @binding(1) var<storage, read_write> source: array<{{array}}>;
+@group(0) @binding(2) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(3) var<storage, read_write> ends: array<u32>;
+@group(0) @binding(4) var<storage, read_write> order: array<u32>;
+@group(0) @binding(5) var<uniform> p: Params;
+
+{{helpers}}
+
+fn source_at(j: u32) -> {{acc}} {
+  return {{acc}}({{source_load}});
+}
+
+// out's element e (relative to out_offset) as (column, row, outer); u32 arithmetic only, apart from
+// the sum (whose type may be signed).
+fn coordinates(e: u32) -> vec3<u32> {
+  let slab = e / p.inner;
+  let outer = slab / p.rows;
+  return vec3<u32>(e - slab * p.inner, slab - outer * p.rows, outer);
+}
+
+// out's element e with its group's terms added.
+fn summed(e: u32) -> {{acc}} {
+  let at = coordinates(e);
+  let column = at.x;
+  let row = at.y;
+  let outer = at.z;
+  let count = counts[p.counts_offset + row];
+  let end = ends[p.ends_offset + row];
+  let alpha = {{alpha}};
+  var sum = {{acc}}({{start}});
+  for (var s = end - count; s < end; s++) {
+    let j = p.source_offset + (outer * p.positions + order[p.order_offset + s]) * p.inner + column;
+    sum = sum + {{term}};
+  }
+{{divide}}
+  return sum;
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.units) { return; }
+{{store}}
+}
+)wgsl",
+index_add_holes, 10};
+
+inline constexpr std::string_view index_sort_count_holes[] = {"workgroup_size"};
+inline constexpr Family index_sort_count{"index_sort_count",
+R"wgsl(// Counting sort of positions by index, step 1: how many positions hold each index (an atomic u32
+// histogram; integer sums do not depend on the order the atomics land in).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/index_bucket.wgsl ----
+// The group a position of an index tensor falls in, for the counting sort of positions by index
+// (index_sort_*.wgsl, which declare `index: array<u32>` and the Params fields read here). Indices are
+// read as 32-bit words, two per int64 index (low word first), so int64 indices need no shader-int64.
+// Indices outside [0, buckets) and the skipped one (embedding's padding_idx) are in no group.
+
+const NO_BUCKET: u32 = 0xFFFFFFFFu;
+
+fn bucket_at(i: u32) -> u32 {
+  let at = p.index_offset + i * p.index_words;
+  var high = 0u; // 0 for int32 indices and for non-negative int64 ones
+  if (p.index_words == 2u) { high = index[at + 1u]; }
+  let low = index[at];
+  if (high != 0u || low >= p.buckets || low == p.skip) { return NO_BUCKET; }
+  return low;
+}
+// ---- end of lib/index_bucket.wgsl ----
+struct Params {
+  positions: u32,
+  buckets: u32,
+  skip: u32,         // an index left out of every group, or NO_BUCKET
+  index_words: u32,  // words per index: 1 (int32) or 2 (int64)
+  index_offset: u32, // words
+  counts_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read_write> index: array<u32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let i = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (i >= p.positions) { return; }
+  let bucket = bucket_at(i);
+  if (bucket != NO_BUCKET) { atomicAdd(&counts[p.counts_offset + bucket], 1u); }
+}
+)wgsl",
+index_sort_count_holes, 1};
+
+inline constexpr std::string_view index_sort_place_holes[] = {"workgroup_size"};
+inline constexpr Family index_sort_place{"index_sort_place",
+R"wgsl(// Counting sort of positions by index, step 3: stable placement. Atomics would place the positions of
+// one group in whatever order the threads arrive, and the sums over a group (embedding backward,
+// index_add) would then change with the scheduling. So one workgroup walks the positions in chunks of
+// its size, in order: a position's slot is its group's cursor plus the number of earlier positions of
+// the chunk in the same group, and the chunk's last position of each group moves the cursor on.
+// `cursor` enters holding each group's first slot (index_sort_scan) and leaves holding its end.
+// ---- lib/index_bucket.wgsl ----
+// The group a position of an index tensor falls in, for the counting sort of positions by index
+// (index_sort_*.wgsl, which declare `index: array<u32>` and the Params fields read here). Indices are
+// read as 32-bit words, two per int64 index (low word first), so int64 indices need no shader-int64.
+// Indices outside [0, buckets) and the skipped one (embedding's padding_idx) are in no group.
+
+const NO_BUCKET: u32 = 0xFFFFFFFFu;
+
+fn bucket_at(i: u32) -> u32 {
+  let at = p.index_offset + i * p.index_words;
+  var high = 0u; // 0 for int32 indices and for non-negative int64 ones
+  if (p.index_words == 2u) { high = index[at + 1u]; }
+  let low = index[at];
+  if (high != 0u || low >= p.buckets || low == p.skip) { return NO_BUCKET; }
+  return low;
+}
+// ---- end of lib/index_bucket.wgsl ----
+struct Params {
+  positions: u32,
+  buckets: u32,
+  skip: u32,
+  index_words: u32,
+  index_offset: u32,  // words
+  cursor_offset: u32,
+  order_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> order: array<u32>;
+@group(0) @binding(1) var<storage, read_write> cursor: array<u32>;
+@group(0) @binding(2) var<storage, read_write> index: array<u32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+var<workgroup> chunk: array<u32, {{workgroup_size}}>;
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(local_invocation_index) lid: u32) {
+  for (var base = 0u; base < p.positions; base = base + {{workgroup_size}}u) {
+    let i = base + lid;
+    var bucket = NO_BUCKET;
+    if (i < p.positions) { bucket = bucket_at(i); }
+    chunk[lid] = bucket;
+    workgroupBarrier();
+    var rank = 0u;
+    var last = true;
+    if (bucket != NO_BUCKET) {
+      for (var j = 0u; j < {{workgroup_size}}u; j++) {
+        if (chunk[j] == bucket) {
+          if (j < lid) { rank = rank + 1u; } else if (j > lid) { last = false; }
+        }
+      }
+      order[p.order_offset + cursor[p.cursor_offset + bucket] + rank] = i;
+    }
+    // Every thread has read its group's cursor before any cursor moves, and every move is visible
+    // before the next chunk reads them.
+    storageBarrier();
+    workgroupBarrier();
+    if (bucket != NO_BUCKET && last) {
+      cursor[p.cursor_offset + bucket] = cursor[p.cursor_offset + bucket] + rank + 1u;
+    }
+    storageBarrier();
+    workgroupBarrier();
+  }
+}
+)wgsl",
+index_sort_place_holes, 1};
+
+inline constexpr std::string_view index_sort_scan_holes[] = {"workgroup_size"};
+inline constexpr Family index_sort_scan{"index_sort_scan",
+R"wgsl(// Counting sort of positions by index, step 2: the first slot of each group, the exclusive prefix sum
+// of the counts. One workgroup: each thread sums a stretch of the counts, the workgroup scans those
+// sums, and each thread writes its stretch's prefixes (integer arithmetic: the order is irrelevant).
+struct Params {
+  buckets: u32,
+  counts_offset: u32,
+  starts_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> starts: array<u32>;
+@group(0) @binding(1) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+var<workgroup> sums: array<u32, {{workgroup_size}}>;
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(local_invocation_index) lid: u32) {
+  let stretch = (p.buckets + {{workgroup_size}}u - 1u) / {{workgroup_size}}u;
+  let begin = min(lid * stretch, p.buckets);
+  let end = min(begin + stretch, p.buckets);
+  var sum = 0u;
+  for (var b = begin; b < end; b++) { sum = sum + counts[p.counts_offset + b]; }
+  sums[lid] = sum;
+  workgroupBarrier();
+  for (var step = 1u; step < {{workgroup_size}}u; step = step << 1u) {
+    var v = sums[lid];
+    if (lid >= step) { v = v + sums[lid - step]; }
+    workgroupBarrier();
+    sums[lid] = v;
+    workgroupBarrier();
+  }
+  var start = sums[lid] - sum;
+  for (var b = begin; b < end; b++) {
+    starts[p.starts_offset + b] = start;
+    start = start + counts[p.counts_offset + b];
+  }
+}
+)wgsl",
+index_sort_scan_holes, 1};
+
 inline constexpr std::string_view scan_holes[] = {"workgroup_size", "acc", "src_array", "helpers", "combine", "load", "identity"};
 inline constexpr Family scan{"scan",
 R"wgsl(// Inclusive scans along contiguous rows (cumsum, cumprod, logcumsumexp): one workgroup per row walks it
@@ -314,5 +567,74 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 )wgsl",
 take_holes, 4};
+
+inline constexpr std::string_view triangle_holes[] = {"workgroup_size"};
+inline constexpr Family triangle{"triangle",
+R"wgsl(// tril / triu of a batch of row-major matrices. They only move bits, so one kernel over 32-bit words
+// serves every dtype: a word holds 4 lanes of a 1-byte dtype, 2 of a 2-byte one, a whole 4-byte
+// element, or a part of an 8- or 16-byte one. One thread per word keeps the lanes of the elements on
+// the kept side of diagonal k and zeroes the others. Source and destination start on a word boundary
+// (the caller sees to it); lanes of the last word past the tensor keep the destination's bits. A
+// tensor larger than one storage binding is bound a slice of words per dispatch (word_base on).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  words: u32,         // in this dispatch's slice
+  word_base: u32,     // the slice's first word within the tensor
+  elements: u32,
+  rows: u32,
+  cols: u32,
+  diagonal: i32,      // k clamped to [-rows, cols]: any k beyond keeps or drops alike
+  lower: u32,         // 1: tril (keep col - row <= k); 0: triu (keep col - row >= k)
+  lane_shift: u32,    // log2 of elements per word: 2 for 1-byte dtypes, 1 for 2-byte ones, else 0
+  element_shift: u32, // log2 of words per element: 1 for 8-byte dtypes, 2 for 16-byte ones, else 0
+  src_offset: u32,    // words, the slice's start in its window
+  dst_offset: u32,    // words, the slice's start in its window
+}
+
+@group(0) @binding(0) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(1) var<storage, read_write> src: array<u32>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+// Unsigned index arithmetic only; the signed difference of two values below 2^31 is exact.
+fn kept(e: u32) -> bool {
+  let slab = e / p.cols;
+  let col = e - slab * p.cols;
+  let row = slab % p.rows;
+  let above = i32(col) - i32(row);
+  return select(above >= p.diagonal, above <= p.diagonal, p.lower != 0u);
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.words) { return; }
+  let lane_bits = 32u >> p.lane_shift;
+  var keep = 0u;    // lanes taken from the source
+  var outside = 0u; // lanes past the tensor's end
+  for (var j = 0u; j < (1u << p.lane_shift); j++) {
+    let e = (((p.word_base + t) << p.lane_shift) + j) >> p.element_shift;
+    let lane = (0xFFFFFFFFu >> (32u - lane_bits)) << (j * lane_bits);
+    if (e >= p.elements) {
+      outside = outside | lane;
+    } else if (kept(e)) {
+      keep = keep | lane;
+    }
+  }
+  var word = src[p.src_offset + t] & keep;
+  if (outside != 0u) { word = word | (dst[p.dst_offset + t] & outside); }
+  dst[p.dst_offset + t] = word;
+}
+)wgsl",
+triangle_holes, 1};
 
 } // namespace torch_dml::kernels::wgsl

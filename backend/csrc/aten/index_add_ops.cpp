@@ -1,0 +1,112 @@
+// index_add (functional, in-place, out=) on the device for float32/float16/bfloat16/float64 and
+// int32/int64 (int64 with shader-int64), the same bits every run: the positions are grouped by index
+// and each element adds its group's terms in position order, the CPU's order
+// (kernels/index_add_kernel.h), so float32/float64 with alpha 1 equal the CPU bit for bit. Other
+// dtypes (bool, 1- and 2-byte integers, complex) and shapes the kernel does not take go to the CPU,
+// counted.
+// Indices are range-checked on the device (amin/amax, one small read), as the CPU checks them.
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/amax.h>
+#include <ATen/ops/amin.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index_add_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "aten/index_groups.h"
+#include "aten/word_view.h"
+#include "kernels/index_add_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+// A 0-d tensor is indexed as a 1-element vector, as the CPU kernel does.
+c10::IntArrayRef sizes_of(const at::Tensor& t) {
+  static const int64_t one = 1;
+  return t.dim() == 0 ? c10::IntArrayRef(&one, 1) : t.sizes();
+}
+
+// The shapes the kernel takes: a 0-d or 1-d int32/int64 index on the device, and a source of self's
+// rank (0-d counting as 1-d) and dtype whose sizes equal self's except along dim, where they are the
+// index's length. The rest (and their errors) are the CPU kernel's.
+bool kernel_takes(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  const c10::IntArrayRef self_sizes = sizes_of(self), source_sizes = sizes_of(source);
+  if (source_sizes.size() != self_sizes.size() || index.dim() > 1 || index.device() != self.device() ||
+      (index.scalar_type() != c10::kLong && index.scalar_type() != c10::kInt) ||
+      source.scalar_type() != self.scalar_type() || source.device() != self.device() ||
+      !(at::isFloatingType(self.scalar_type()) || self.scalar_type() == c10::kInt ||
+        self.scalar_type() == c10::kLong))
+    return false;
+  for (size_t d = 0; d < self_sizes.size(); ++d)
+    if (source_sizes[d] != (static_cast<int64_t>(d) == dim ? index.numel() : self_sizes[d])) return false;
+  return true;
+}
+
+at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                          const at::Scalar& alpha, at::Tensor& out) {
+  const int64_t wrapped = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  if (!kernel_takes(self, wrapped, index, source) || out.scalar_type() != self.scalar_type())
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_add_out>::call(self, dim, index, source,
+                                                                                     alpha, out);
+  c10::DeviceGuard guard(self.device());
+  const c10::IntArrayRef shape = sizes_of(self);
+  const int64_t rows = shape[wrapped];
+  if (index.numel() > 0) {
+    const at::Tensor flat = index.reshape({-1});
+    const int64_t low = at::amin(flat).item<int64_t>(), high = at::amax(flat).item<int64_t>();
+    const int64_t bad = low < 0 ? low : high;
+    TORCH_CHECK(low >= 0 && high < rows, "index ", bad, " is out of bounds for dimension ", wrapped,
+                " with size ", rows);
+  }
+  if (!out.is_same(self)) {
+    at::native::resize_output(out, self.sizes());
+    out.copy_(self);
+  }
+  if (out.numel() == 0 || index.numel() == 0) return out;
+  const bool direct = word_addressable(out);
+  at::Tensor target = direct ? out : out.clone(at::MemoryFormat::Contiguous);
+  const at::Tensor contiguous_source = source.contiguous();
+  const IndexGroups groups = index_groups(index, rows, -1);
+  kernels::IndexAddProblem problem;
+  problem.outer = static_cast<uint64_t>(c10::multiply_integers(shape.slice(0, wrapped)));
+  problem.inner = static_cast<uint64_t>(c10::multiply_integers(shape.slice(wrapped + 1)));
+  problem.alpha = alpha;
+  problem.sort = groups.sort;
+  problem.source = device_ref(contiguous_source);
+  problem.out = device_ref(target);
+  runtime::DeviceContext& context = context_of(self);
+  if (!kernels::index_add_unsupported_reason(context, problem).empty())
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_add_out>::call(self, dim, index, source,
+                                                                                     alpha, out);
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::index_add(context, problem);
+  }
+  if (!direct) out.copy_(target);
+  return out;
+}
+
+at::Tensor index_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                     const at::Scalar& alpha) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options());
+  return index_add_out(self, dim, index, source, alpha, out);
+}
+
+at::Tensor& index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                       const at::Scalar& alpha) {
+  return index_add_out(self, dim, index, source, alpha, self);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index_add.out", TORCH_FN(index_add_out));
+  m.impl("index_add", TORCH_FN(index_add));
+  m.impl("index_add_", TORCH_FN(index_add_));
+}
+
+} // namespace
+} // namespace torch_dml::aten

@@ -1,0 +1,78 @@
+// tril / triu (functional, in-place and out=) on the word kernel, for every dtype the adapter holds:
+// the kernel moves bits, so float64 or complex tensors need no shader feature. Inputs of any strides
+// go through a contiguous copy; an out= tensor that is not contiguous receives the result by copy_.
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/tril_ops.h>
+#include <ATen/ops/triu_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "aten/word_view.h"
+#include "kernels/triangle_kernel.h"
+
+namespace torch_dml::aten {
+namespace {
+
+template <bool Lower>
+at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
+  using Out = std::conditional_t<Lower, at::_ops::tril_out, at::_ops::triu_out>;
+  const char* op = Lower ? "tril" : "triu";
+  TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
+  // The structured out= contract of the CPU kernel.
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.dtype(),
+              ", but got ", out.dtype(), " instead");
+  TORCH_CHECK(out.device() == self.device(), "Expected out tensor to have device ", self.device(), ", but got ",
+              out.device(), " instead");
+  c10::DeviceGuard guard(self.device());
+  at::native::resize_output(out, self.sizes());
+  if (out.numel() == 0) return out;
+  const at::Tensor source = word_addressable(self) ? self : self.clone(at::MemoryFormat::Contiguous);
+  const bool direct = word_addressable(out);
+  at::Tensor target = direct ? out : at::empty(self.sizes(), self.options());
+  kernels::TriangleProblem problem;
+  problem.elements = static_cast<uint64_t>(self.numel());
+  problem.rows = static_cast<uint64_t>(self.size(-2));
+  problem.cols = static_cast<uint64_t>(self.size(-1));
+  problem.diagonal = diagonal;
+  problem.lower = Lower;
+  problem.itemsize = self.element_size();
+  problem.src = device_words(source);
+  problem.dst = device_words(target);
+  runtime::DeviceContext& context = context_of(self);
+  if (!kernels::triangle_unsupported_reason(context, problem).empty())
+    return at::native::call_fallback_fn<&cpu_fallback, Out>::call(self, diagonal, out);
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::triangle(context, problem);
+  }
+  if (!direct) out.copy_(target);
+  return out;
+}
+
+template <bool Lower>
+at::Tensor triangle(const at::Tensor& self, int64_t diagonal) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options());
+  return triangle_out<Lower>(self, diagonal, out);
+}
+
+template <bool Lower>
+at::Tensor& triangle_(at::Tensor& self, int64_t diagonal) {
+  return triangle_out<Lower>(self, diagonal, self);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("tril.out", TORCH_FN(triangle_out<true>));
+  m.impl("tril", TORCH_FN(triangle<true>));
+  m.impl("tril_", TORCH_FN(triangle_<true>));
+  m.impl("triu.out", TORCH_FN(triangle_out<false>));
+  m.impl("triu", TORCH_FN(triangle<false>));
+  m.impl("triu_", TORCH_FN(triangle_<false>));
+}
+
+} // namespace
+} // namespace torch_dml::aten

@@ -1,0 +1,141 @@
+#include "kernels/index_add_kernel.h"
+
+#include "kernels/dtypes.h"
+#include "kernels/elementwise_math.h"
+#include "kernels/generated/wgsl_params.h"
+#include "kernels/generated/wgsl_sources.h"
+#include "kernels/launch.h"
+#include "kernels/wgsl_store.h"
+
+namespace torch_dml::kernels {
+namespace {
+
+struct Plan {
+  Launch launch;
+  wgsl::IndexAddParams params;
+};
+
+// 2-byte dtypes are stored a word (two elements) per thread: WGSL has no 16-bit stores.
+bool two_per_word(c10::ScalarType dtype) {
+  return c10::elementSize(dtype) == 2;
+}
+
+// What the terms are summed in: float32 for the float dtypes up to 4 bytes, the dtype itself else
+// (integer sums wrap around as the CPU's do).
+Value accumulator(c10::ScalarType dtype) {
+  switch (dtype) {
+    case c10::kDouble: return Value::F64;
+    case c10::kInt: return Value::I32;
+    case c10::kLong: return Value::I64;
+    default: return Value::F32;
+  }
+}
+
+bool unit_alpha(const c10::Scalar& alpha) {
+  return alpha.isIntegral(false) ? alpha.toLong() == 1 : alpha.toDouble() == 1.0;
+}
+
+Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
+  const c10::ScalarType dtype = a.out.dtype;
+  Plan plan{Launch(context, a.op, dtype), {}};
+  Launch& launch = plan.launch;
+  launch.require(dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16 || dtype == c10::kDouble ||
+                     dtype == c10::kInt || dtype == c10::kLong,
+                 "a dtype other than float32, float16, bfloat16, float64, int32 or int64");
+  launch.require(dtype != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 needs shader-f64");
+  launch.require(dtype != c10::kLong || context.has(runtime::Feature::ShaderInt64), "int64 needs shader-int64");
+  // A float64 alpha other than 1 and the correctly rounded division are reassembled from u32 words.
+  launch.require(dtype != c10::kDouble || (unit_alpha(a.alpha) && !a.divide_by_count) ||
+                     context.has(runtime::Feature::ShaderInt64),
+                 "float64 with alpha != 1 or scale_grad_by_freq needs shader-int64");
+  const uint64_t rows = a.sort.buckets, positions = a.sort.positions;
+  const uint64_t elements = a.outer * rows * a.inner;
+  launch.require_u32(elements, "elements of out");
+  launch.require_u32(a.outer * positions * a.inner, "elements of source");
+  wgsl::IndexAddParams& p = plan.params;
+  p.units = static_cast<uint32_t>(two_per_word(dtype) ? (elements + 1) / 2 : elements);
+  p.elements = static_cast<uint32_t>(elements);
+  p.rows = static_cast<uint32_t>(rows);
+  p.inner = static_cast<uint32_t>(a.inner);
+  p.positions = static_cast<uint32_t>(positions);
+  p.out_offset = launch.bind(a.out, elements);
+  p.source_offset = launch.bind(a.source, a.outer * positions * a.inner);
+  p.counts_offset = launch.bind(a.sort.counts, rows);
+  p.ends_offset = launch.bind(a.sort.ends, rows);
+  p.order_offset = launch.bind(a.sort.order, positions);
+  launch.require(!two_per_word(dtype) || p.out_offset % 2 == 0, "out not starting on a word");
+  encode_scalar(a.alpha, accumulator(dtype), dtype, p.scalars[0]);
+  return plan;
+}
+
+std::string store(c10::ScalarType dtype) {
+  if (!two_per_word(dtype)) return "  out[p.out_offset + t] = " + store_form(dtype, "summed(t)") + ";";
+  // The last word of an odd count keeps the bits past the tensor.
+  return "  let e = 2u * t;\n  let w = (p.out_offset >> 1u) + t;\n"
+         "  var word = " + store_form(dtype, "summed(e)") + ";\n"
+         "  if (e + 1u < p.elements) {\n"
+         "    word = word | (" + store_form(dtype, "summed(e + 1u)") + " << 16u);\n"
+         "  } else {\n    word = word | (out[w] & 0xFFFF0000u);\n  }\n  out[w] = word;";
+}
+
+std::string source(c10::ScalarType dtype, bool unit, bool from_zero, bool divide) {
+  const Value acc = accumulator(dtype);
+  const std::string type = wgsl_type(acc);
+  return render(wgsl::index_add,
+                {{"array", typed_array_type(dtype)},
+                 {"helpers", store_helpers(dtype) + (divide ? math_helpers("div_rn_(", acc) : "")},
+                 {"acc", type},
+                 {"source_load", typed_load(dtype, "source", "j")},
+                 {"start", from_zero ? "0" : typed_load(dtype, "out", "p.out_offset + e")},
+                 {"alpha", unit ? type + "(1)" : decode_scalar(0, acc)},
+                 {"term", unit ? "source_at(j)" : "alpha * source_at(j)"},
+                 {"divide", divide ? "  if (count > 1u) { sum = div_rn_(sum, " + type + "(count)); }" : ""},
+                 {"store", store(dtype)},
+                 {"workgroup_size", std::to_string(kWorkgroupSize)}});
+}
+
+// With outer == 1 (embedding backward, index_add along dim 0) out is bound a slice of rows at a time,
+// so an out larger than one storage binding (GPT-2's 50257 x 768 float32 embedding is 154 MB, past
+// lavapipe's 128 MiB) still runs: each slice is its own dispatch over its rows' groups.
+uint64_t rows_per_slice(runtime::DeviceContext& context, const IndexAddProblem& a) {
+  const uint64_t rows = a.sort.buckets;
+  if (a.outer != 1 || a.inner == 0) return rows;
+  const WGPULimits& limits = context.limits();
+  const uint64_t bytes = limits.maxStorageBufferBindingSize - limits.minStorageBufferOffsetAlignment - 4;
+  // An even count keeps every slice of a 2-byte dtype starting on a word.
+  const uint64_t fit = bytes / (a.inner * c10::elementSize(a.out.dtype)) & ~uint64_t{1};
+  return std::min(rows, std::max<uint64_t>(fit, 2));
+}
+
+IndexAddProblem slice(const IndexAddProblem& a, uint64_t first, uint64_t rows) {
+  IndexAddProblem part = a;
+  part.sort.buckets = rows;
+  part.sort.counts.element_offset += first;
+  part.sort.ends.element_offset += first;
+  part.out.element_offset += first * a.inner;
+  return part;
+}
+
+} // namespace
+
+std::string index_add_unsupported_reason(runtime::DeviceContext& context, const IndexAddProblem& problem) {
+  std::string reason = index_sort_unsupported_reason(context, problem.sort);
+  return reason.empty() ? plan(context, slice(problem, 0, rows_per_slice(context, problem))).launch.reason()
+                        : reason;
+}
+
+void index_add(runtime::DeviceContext& context, const IndexAddProblem& problem) {
+  sort_positions_by_index(context, problem.sort);
+  const c10::ScalarType dtype = problem.out.dtype;
+  const bool unit = unit_alpha(problem.alpha);
+  const std::string name = std::string("index_add/") + dtype_info(dtype)->name + (unit ? "" : "/alpha") +
+      (problem.from_zero ? "/from_zero" : "") + (problem.divide_by_count ? "/by_count" : "");
+  const uint64_t step = rows_per_slice(context, problem);
+  for (uint64_t first = 0; first < problem.sort.buckets; first += step) {
+    Plan plan = kernels::plan(context, slice(problem, first, std::min(step, problem.sort.buckets - first)));
+    plan.launch.run(name, [&] { return source(dtype, unit, problem.from_zero, problem.divide_by_count); }, plan.params,
+                    groups_for(plan.params.units));
+  }
+}
+
+} // namespace torch_dml::kernels
