@@ -92,6 +92,14 @@ def test_channels_last_reads_in_place(rank):
     assert out.is_contiguous(memory_format=fmt)
 
 
+@pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last], ids=str)
+def test_channels_of_many_elements(memory_format):
+    """Channels of 1024 elements and more take the kernels' 256-lane workgroups (smaller ones 64)."""
+    module = torch.nn.BatchNorm2d(3)
+    run_module(module, rand(4, 3, 20, 23, seed=32).contiguous(memory_format=memory_format), steps=2)
+    run_module(module, rand(4, 3, 20, 23, seed=33).contiguous(memory_format=memory_format), steps=1, train=False)
+
+
 def test_non_dense_input_is_copied():
     x = rand(5, 4, 6, 3, seed=5).transpose(2, 3)[:, :, ::2]
     module = torch.nn.BatchNorm2d(4)

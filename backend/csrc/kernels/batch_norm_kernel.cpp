@@ -57,6 +57,12 @@ void set_scalar(uint32_t (&bits)[2], double value, c10::ScalarType input) {
   }
 }
 
+// Threads of the per-channel kernels: a channel of few elements (late ResNet stages: 7 x 7 x batch)
+// leaves most of 256 lanes idle through every barrier of the tree sums, so it gets 64.
+uint32_t channel_workgroup(const BatchNormShape& s) {
+  return s.count >= 4 * kWorkgroupSize ? kWorkgroupSize : 64;
+}
+
 // The per-channel kernels index elements, coefficients and their loop counters with u32.
 void require_channel_bounds(Launch& launch, const BatchNormShape& s) {
   launch.require_u32(s.channels * s.count + kWorkgroupSize, "elements");
@@ -121,7 +127,7 @@ std::string stats_source(const BatchNormForward& f, bool update_running) {
   const c10::ScalarType type = f.input.dtype;
   const c10::ScalarType param = f.weight ? f.weight->dtype : f.bias ? f.bias->dtype : type;
   return render(wgsl::batch_norm, {{"acc", acc_wgsl(type)},
-                                   {"workgroup_size", std::to_string(kWorkgroupSize)},
+                                   {"workgroup_size", std::to_string(channel_workgroup(f.shape))},
                                    {"x_array", typed_array_type(type)},
                                    {"param_array", typed_array_type(param)},
                                    {"training", f.training ? "true" : "false"},
@@ -249,10 +255,10 @@ void batch_norm_forward(runtime::DeviceContext& context, const BatchNormForward&
   const bool update_running = f.training && f.running_mean.has_value();
   const c10::ScalarType type = f.input.dtype;
   const std::string param = f.weight ? dtype_name(f.weight->dtype) : f.bias ? dtype_name(f.bias->dtype) : "-";
-  plan.launch.run(
-      "batch_norm/" + dtype_name(type) + "/" + param + (f.weight ? "/w" : "") + (f.bias ? "/b" : "") +
-          (f.training ? "/train" : "/eval") + (update_running ? "/running" : ""),
-      [&] { return stats_source(f, update_running); }, plan.params, f.shape.channels);
+  const std::string name = "batch_norm/" + std::to_string(channel_workgroup(f.shape)) + "/" + dtype_name(type) + "/" +
+                           param + (f.weight ? "/w" : "") + (f.bias ? "/b" : "") + (f.training ? "/train" : "/eval") +
+                           (update_running ? "/running" : "");
+  plan.launch.run(name, [&] { return stats_source(f, update_running); }, plan.params, f.shape.channels);
   run_apply(context, {f.shape, Stage::Forward, f.out, f.input, f.coef, {}});
 }
 
@@ -260,13 +266,16 @@ void batch_norm_backward(runtime::DeviceContext& context, const BatchNormBackwar
   if (b.shape.channels == 0 || b.shape.count == 0) return;
   Plan<wgsl::BatchNormBackwardParams> plan = plan_backward(context, b);
   const c10::ScalarType type = b.input.dtype;
+  const std::string name = "batch_norm_backward/" + std::to_string(channel_workgroup(b.shape)) + "/" +
+                           dtype_name(type) + "/" + dtype_name(b.mean.dtype) + "/" +
+                           (b.weight ? dtype_name(b.weight->dtype) : std::string("-")) +
+                           (b.training ? "/train" : "/eval");
   plan.launch.run(
-      "batch_norm_backward/" + dtype_name(type) + "/" + dtype_name(b.mean.dtype) + "/" +
-          (b.weight ? dtype_name(b.weight->dtype) : std::string("-")) + (b.training ? "/train" : "/eval"),
+      name,
       [&] {
         return render(wgsl::batch_norm_backward,
                       {{"acc", acc_wgsl(type)},
-                       {"workgroup_size", std::to_string(kWorkgroupSize)},
+                       {"workgroup_size", std::to_string(channel_workgroup(b.shape))},
                        {"x_array", typed_array_type(type)},
                        {"stat_array", typed_array_type(b.mean.dtype)},
                        {"param_array", typed_array_type(b.weight ? b.weight->dtype : type)},
