@@ -310,3 +310,48 @@ def test_small_cnn_trains_like_cpu():
         torch.testing.assert_close(bd.cpu(), bc, rtol=1e-4, atol=1e-5, msg=name)
     for (name, pc), pd in zip(model.named_parameters(), dml_model.parameters()):
         torch.testing.assert_close(pd.detach().cpu(), pc.detach(), rtol=1e-3, atol=1e-4, msg=name)
+
+
+# Group normalisation's forward runs on the batch-norm kernels (statistics per sample and group).
+@pytest.mark.parametrize("dtype,params", [(torch.float32, torch.float32), (torch.float16, torch.float16),
+                                          (torch.float16, torch.float32), (torch.bfloat16, torch.bfloat16),
+                                          (torch.bfloat16, torch.float32)], ids=str)
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,groups", [((2, 8, 5, 6), 4), ((3, 6, 10), 3), ((1, 4, 2, 3, 2), 1), ((2, 6), 3),
+                                          ((2, 6, 41, 41), 2)], ids=str)
+def test_group_norm_forward(dtype, params, affine, shape, groups):
+    n, c = shape[0], shape[1]
+    hxw = int(torch.tensor(shape[2:]).prod().item()) if len(shape) > 2 else 1
+    x = rand(*shape, seed=40).to(dtype)
+    w = rand(c, seed=41).to(params) if affine else None
+    b = rand(c, seed=42).to(params) if affine else None
+    to = (lambda t: None if t is None else t.to("dml"))
+    actual = aten.native_group_norm(to(x), to(w), to(b), n, c, hxw, groups, 1e-5)
+    expected = aten.native_group_norm(x, w, b, n, c, hxw, groups, 1e-5)
+    reference = aten.native_group_norm(x.float(), None if w is None else w.float(),
+                                       None if b is None else b.float(), n, c, hxw, groups, 1e-5)
+    for a, e, r in zip(actual, expected, reference, strict=True):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        close(a, r.to(a.dtype), dtype)
+
+
+def test_group_norm_module_and_channels_last():
+    x = rand(3, 8, 6, 5, seed=43)
+    norm = torch.nn.GroupNorm(4, 8)
+    with torch.no_grad():
+        norm.weight.copy_(rand(8, seed=44))
+    dml_norm = copy.deepcopy(norm).to("dml")
+    close(dml_norm(x.to("dml")), norm(x).detach())
+    close(dml_norm(x.contiguous(memory_format=torch.channels_last).to("dml")), norm(x).detach())
+    x[1, 2:4] = 5.0  # a constant group: variance exactly 0, output exactly the bias
+    out = dml_norm(x.to("dml")).detach().cpu()
+    assert torch.equal(out[1, 2:4], norm.bias.detach()[2:4, None, None].expand(2, 6, 5))
+
+
+@needs_f64
+def test_group_norm_float64():
+    x = rand(2, 6, 7, seed=45, dtype=torch.float64)
+    w, b = rand(6, seed=46, dtype=torch.float64), rand(6, seed=47, dtype=torch.float64)
+    actual = aten.native_group_norm(x.to("dml"), w.to("dml"), b.to("dml"), 2, 6, 7, 3, 1e-5)
+    for a, e in zip(actual, aten.native_group_norm(x, w, b, 2, 6, 7, 3, 1e-5), strict=True):
+        close(a, e, torch.float64)

@@ -4,6 +4,8 @@
 // with their out= forms. Training updates the caller's running statistics in place. Inputs the
 // kernels do not take (other dtypes, a parameter dtype the CPU would refuse, count 1 with running
 // statistics, evaluation with eps <= 0) go to the CPU fallback, which counts and honours strict mode.
+// native_group_norm's forward runs on the same kernels: its statistics are batch norm's over each
+// sample's groups.
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_batch_norm_with_update_ops.h>
 #include <ATen/ops/_native_batch_norm_legit_ops.h>
@@ -12,6 +14,7 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/native_batch_norm_backward_ops.h>
 #include <ATen/ops/native_batch_norm_ops.h>
+#include <ATen/ops/native_group_norm_ops.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -343,6 +346,56 @@ Triple batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, 
       grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve);
 }
 
+// Group normalisation forward: mean and rstd per (sample, group) as batch-norm training statistics
+// over channels = N * group of the group's C / group * HxW contiguous elements, then each (sample,
+// channel) normalised with its group's statistics and its own weight and bias.
+Triple native_group_norm(const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias,
+                         c10::SymInt n_sym, c10::SymInt c_sym, c10::SymInt hxw_sym, int64_t group, double eps) {
+  const int64_t n = n_sym.expect_int(), c = c_sym.expect_int(), hxw = hxw_sym.expect_int();
+  // eps <= 0: the CPU's rstd of a constant group is 1 / sqrt(0), batch norm's InvStd 0.
+  if (!computable(input) || group <= 0 || c != input.size(1) || c % group != 0 || n * c * hxw != input.numel() ||
+      !per_channel(weight, input) || !per_channel(bias, input) ||
+      (given(weight) && given(bias) && weight->scalar_type() != bias->scalar_type()) || !(eps > 0))
+    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_group_norm>::call(
+        input, weight, bias, n_sym, c_sym, hxw_sym, group, eps);
+  runtime::DeviceContext& context = context_of(input);
+  c10::DeviceGuard guard(input.device());
+  const at::Tensor x = input.contiguous();
+  const c10::ScalarType acc = accumulation(input.scalar_type());
+  const at::TensorOptions acc_options = input.options().dtype(acc);
+  const int64_t per_group = c / group;
+  kernels::BatchNormForward problem;
+  problem.shape = {static_cast<uint64_t>(n * group), static_cast<uint64_t>(per_group * hxw),
+                   static_cast<uint64_t>(per_group * hxw)};
+  problem.affine = kernels::BatchNormShape{static_cast<uint64_t>(n * c), static_cast<uint64_t>(hxw),
+                                           static_cast<uint64_t>(hxw)};
+  problem.group_channels = static_cast<uint64_t>(per_group);
+  problem.groups = static_cast<uint64_t>(group);
+  problem.eps = eps;
+  problem.input = device_ref(x);
+  at::Tensor w, b;
+  if (given(weight)) problem.weight = device_ref(w = weight->contiguous());
+  if (given(bias)) problem.bias = device_ref(b = bias->contiguous());
+  const at::Tensor mean = at::empty({n, group}, acc_options), rstd = at::empty({n, group}, acc_options);
+  problem.save_mean = device_ref(mean);
+  problem.save_invstd = device_ref(rstd);
+  const at::Tensor coef = at::empty({n * c * 4}, acc_options);
+  problem.coef = device_ref(coef);
+  at::Tensor out = at::empty_like(x, at::MemoryFormat::Contiguous);
+  problem.out = device_ref(out);
+  bool native = false;
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    native = kernels::batch_norm_forward_unsupported_reason(context, problem).empty();
+    if (native) kernels::batch_norm_forward(context, problem);
+  }
+  if (!native)
+    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_group_norm>::call(
+        input, weight, bias, n_sym, c_sym, hxw_sym, group, eps);
+  const c10::ScalarType stats = statistics_dtype(input, {&weight, &bias});
+  return Triple{out.view(input.sizes()), mean.to(stats), rstd.to(stats)};
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
   m.impl("native_batch_norm.out", TORCH_FN(native_batch_norm_out));
@@ -355,6 +408,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
   m.impl("native_batch_norm_backward.out", TORCH_FN(native_batch_norm_backward_out));
   m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
+  m.impl("native_group_norm", TORCH_FN(native_group_norm));
 }
 
 } // namespace

@@ -105,21 +105,27 @@ Plan<wgsl::BatchNormParams> plan_stats(runtime::DeviceContext& context, const Ba
   launch.require(f.running_mean.has_value() == f.running_var.has_value(), "only one running statistic");
   launch.require(f.training || f.running_mean, "evaluation without running statistics");
   launch.require(!f.training || (f.save_mean && f.save_invstd), "training without save_mean / save_invstd");
+  launch.require(f.group_channels == 1 || (f.training && !f.running_mean), "group statistics with running ones");
   require_channel_bounds(launch, s);
+  const uint64_t coefficients = s.channels * f.group_channels * 4;
+  launch.require_u32(coefficients + kWorkgroupSize, "coefficients");
   if (!launch.ok()) return plan;
   wgsl::BatchNormParams& p = plan.params;
   set_shape(p, s);
+  p.group_channels = static_cast<uint32_t>(f.group_channels);
+  p.groups = static_cast<uint32_t>(f.groups ? f.groups : s.channels);
   set_scalar(p.eps, f.eps, f.input.dtype);
   set_scalar(p.momentum, f.momentum, f.input.dtype);
   // Operands a variant does not use are bound to a placeholder of a fitting element size.
   p.x_offset = launch.bind(f.input, total);
-  p.weight_offset = launch.bind(f.weight.value_or(f.input), f.weight ? s.channels : 1);
-  p.bias_offset = launch.bind(f.bias.value_or(f.input), f.bias ? s.channels : 1);
+  const uint64_t affine_channels = (f.groups ? f.groups : s.channels) * f.group_channels;
+  p.weight_offset = launch.bind(f.weight.value_or(f.input), f.weight ? affine_channels : 1);
+  p.bias_offset = launch.bind(f.bias.value_or(f.input), f.bias ? affine_channels : 1);
   p.running_mean_offset = launch.bind(f.running_mean.value_or(f.coef), s.channels);
   p.running_var_offset = launch.bind(f.running_var.value_or(f.coef), s.channels);
   p.save_mean_offset = launch.bind(f.save_mean.value_or(f.coef), s.channels);
   p.save_invstd_offset = launch.bind(f.save_invstd.value_or(f.coef), s.channels);
-  p.coef_offset = launch.bind(f.coef, s.channels * 4);
+  p.coef_offset = launch.bind(f.coef, coefficients);
   return plan;
 }
 
@@ -236,7 +242,8 @@ Plan<wgsl::BatchNormBackwardParams> plan_backward(runtime::DeviceContext& contex
 
 std::string batch_norm_forward_unsupported_reason(runtime::DeviceContext& context, const BatchNormForward& f) {
   std::string reason = plan_stats(context, f).launch.reason();
-  if (reason.empty()) reason = plan_apply(context, {f.shape, Stage::Forward, f.out, f.input, f.coef, {}}).launch.reason();
+  if (reason.empty())
+    reason = plan_apply(context, {f.affine.value_or(f.shape), Stage::Forward, f.out, f.input, f.coef, {}}).launch.reason();
   return reason;
 }
 
@@ -259,7 +266,7 @@ void batch_norm_forward(runtime::DeviceContext& context, const BatchNormForward&
                            param + (f.weight ? "/w" : "") + (f.bias ? "/b" : "") + (f.training ? "/train" : "/eval") +
                            (update_running ? "/running" : "");
   plan.launch.run(name, [&] { return stats_source(f, update_running); }, plan.params, f.shape.channels);
-  run_apply(context, {f.shape, Stage::Forward, f.out, f.input, f.coef, {}});
+  run_apply(context, {f.affine.value_or(f.shape), Stage::Forward, f.out, f.input, f.coef, {}});
 }
 
 void batch_norm_backward(runtime::DeviceContext& context, const BatchNormBackward& b) {

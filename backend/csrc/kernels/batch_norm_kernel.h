@@ -1,5 +1,6 @@
 // Batch normalisation over an (outer, channels, inner) view of a dense input: NCHW (inner = the
-// spatial size) or channels_last (inner = 1). Forward and backward are each a per-channel pass (a
+// spatial size) or channels_last (inner = 1); group normalisation as its statistics over each sample's
+// groups. Forward and backward are each a per-channel pass (a
 // workgroup per channel: statistics or sums, in a fixed order) and a per-element pass applying the
 // channel's coefficients. Arithmetic is float32 (float64 for float64 inputs).
 #pragma once
@@ -28,8 +29,14 @@ struct BatchNormForward {
   // when given; evaluation reads them.
   std::optional<DeviceTensorRef> running_mean, running_var;
   std::optional<DeviceTensorRef> save_mean, save_invstd; // accumulation dtype, training only
-  DeviceTensorRef coef;                                  // accumulation dtype, 4 per channel (scratch)
+  DeviceTensorRef coef;                                  // accumulation dtype, 4 per affine channel
   DeviceTensorRef out;                                   // input's dtype and layout, at a word boundary
+  // Group normalisation: `shape` has a statistic per (sample, group) (channels = N * groups, inner =
+  // count = the group's elements), `affine` a channel per (sample, channel) (inner = the spatial
+  // size), with group_channels channels per group; weight and bias are per channel.
+  uint64_t group_channels = 1;
+  uint64_t groups = 0;                                   // statistics per sample; 0: shape.channels
+  std::optional<BatchNormShape> affine;
 };
 
 struct BatchNormBackward {

@@ -19,9 +19,12 @@ struct alignas(16) BatchNormParams {
   uint32_t save_mean_offset = {};
   uint32_t save_invstd_offset = {};
   uint32_t coef_offset = {};
+  uint32_t group_channels = {};
+  uint32_t groups = {};
   uint32_t pad0_[1] = {};
   uint32_t eps[2] = {};
   uint32_t momentum[2] = {};
+  uint32_t pad1_[2] = {};
 };
 static_assert(offsetof(BatchNormParams, channels) == 0);
 static_assert(offsetof(BatchNormParams, inner) == 4);
@@ -34,9 +37,11 @@ static_assert(offsetof(BatchNormParams, running_var_offset) == 28);
 static_assert(offsetof(BatchNormParams, save_mean_offset) == 32);
 static_assert(offsetof(BatchNormParams, save_invstd_offset) == 36);
 static_assert(offsetof(BatchNormParams, coef_offset) == 40);
-static_assert(offsetof(BatchNormParams, eps) == 48);
-static_assert(offsetof(BatchNormParams, momentum) == 56);
-static_assert(sizeof(BatchNormParams) == 64);
+static_assert(offsetof(BatchNormParams, group_channels) == 44);
+static_assert(offsetof(BatchNormParams, groups) == 48);
+static_assert(offsetof(BatchNormParams, eps) == 56);
+static_assert(offsetof(BatchNormParams, momentum) == 64);
+static_assert(sizeof(BatchNormParams) == 80);
 
 // The uniform block of batch_norm_apply.wgsl.
 struct alignas(16) BatchNormApplyParams {

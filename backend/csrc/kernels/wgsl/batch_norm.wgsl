@@ -5,7 +5,9 @@
 // updated in place (running_var with the unbiased variance, as PyTorch does). Evaluation: mean and
 // variance are the running ones. Either way the channel's y = (x - mean) * scale + bias (scale = invstd *
 // weight) is written to coef (4 {{acc}} per channel: scale, mean, bias), for batch_norm_apply.wgsl:
-// centring first keeps a constant channel at exactly `bias`, fused multiply-add or not.
+// centring first keeps a constant channel at exactly `bias`, fused multiply-add or not. Group
+// normalisation runs the training statistics over a sample's group (a contiguous run of channels) and
+// writes the coefficients of each of the group's channels.
 //! include lib/grid.wgsl
 //! include lib/channel_reduce.wgsl
 
@@ -21,6 +23,10 @@ struct Params {
   save_mean_offset: u32,
   save_invstd_offset: u32,
   coef_offset: u32,
+  // Group normalisation: each statistic (a sample's group) serves `group_channels` affine channels,
+  // weight channel (statistic % groups) * group_channels + d; batch norm has 1 and groups = channels.
+  group_channels: u32,
+  groups: u32,
   eps: vec2<u32>,           // the {{acc}} value's bits (float32: the first word)
   momentum: vec2<u32>,
 }
@@ -78,17 +84,19 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
     mean = running_mean[p.running_mean_offset + c];
     variance = running_var[p.running_var_offset + c];
   }
-  if (lane != 0u) { return; }
   // PyTorch's InvStd: 0 for a zero variance with eps == 0 (the host sends evaluation with eps <= 0
   // to the CPU, whose evaluation path divides by zero there).
   var invstd = {{acc}}(0);
   if (variance != {{acc}}(0) || eps != {{acc}}(0)) { invstd = {{acc}}(1) / sqrt(variance + eps); }
-  if (TRAINING) {
+  if (TRAINING && lane == 0u) {
     save_mean[p.save_mean_offset + c] = mean;
     save_invstd[p.save_invstd_offset + c] = invstd;
   }
-  let k = p.coef_offset + c * 4u;
-  coef[k] = invstd * weight_at(c);
-  coef[k + 1u] = mean;
-  coef[k + 2u] = bias_at(c);
+  for (var d = lane; d < p.group_channels; d += {{workgroup_size}}u) {
+    let affine = (c % p.groups) * p.group_channels + d;
+    let k = p.coef_offset + (c * p.group_channels + d) * 4u;
+    coef[k] = invstd * weight_at(affine);
+    coef[k + 1u] = mean;
+    coef[k + 2u] = bias_at(affine);
+  }
 }
