@@ -181,6 +181,18 @@ def test_constant_channel_has_zero_variance():
     assert invstd.cpu()[1].item() == 0 and torch.all(out.cpu()[:, 1] == 0)
 
 
+def test_statistics_are_accurate_when_the_first_element_is_far_from_the_mean():
+    """The first pass is shifted by each channel's first element; the second corrects its rounding."""
+    x = rand(8, 3, 16, 16, seed=34, scale=1.0, shift=0.0) + torch.tensor([0.01, 1e3, -5.0])[:, None, None]
+    x[0, :, 0, 0] = torch.tensor([100.0, 0.0, 7.0])
+    _, mean, invstd = (t.cpu() for t in torch.native_batch_norm(x.to("dml"), None, None, None, None, True, 0.1, 1e-5))
+    exact = x.double()
+    exact_mean = exact.mean(dim=(0, 2, 3))
+    exact_invstd = 1 / (exact.var(dim=(0, 2, 3), unbiased=False) + 1e-5).sqrt()
+    torch.testing.assert_close(mean.double(), exact_mean, rtol=2e-7, atol=1e-9)
+    torch.testing.assert_close(invstd.double(), exact_invstd, rtol=1e-6, atol=0)
+
+
 def test_odd_sizes_of_16_bit_outputs():
     for shape in [(1, 3, 5), (3, 1, 1), (5, 7)]:
         x = rand(*shape, seed=17).half()

@@ -12,7 +12,7 @@ inline constexpr Family batch_norm{"batch_norm",
 R"wgsl(// Batch normalisation, the per-channel half of the forward: one workgroup per channel of an
 // (outer, channels, inner) input. Training: the channel's mean and biased variance (two passes over
 // the data, the first shifted by the channel's first element, so a constant channel has mean exactly
-// that value and variance exactly 0), saved as save_mean / save_invstd, and the running statistics
+// that value and variance exactly 0, the second corrected by its residual), saved as save_mean / save_invstd, and the running statistics
 // updated in place (running_var with the unbiased variance, as PyTorch does). Evaluation: mean and
 // variance are the running ones. Either way the channel's y = (x - mean) * scale + bias (scale = invstd *
 // weight) is written to coef (4 {{acc}} per channel: scale, mean, bias), for batch_norm_apply.wgsl:
@@ -112,13 +112,20 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
     for (var j = lane; j < p.count; j += {{workgroup_size}}u) {
       shifted += x_at(p.x_offset + channel_element(c, j, p.channels, p.inner)) - first;
     }
-    mean = first + workgroup_sum(lane, shifted) / n;
+    // `first + shifted / n` rounds at the scale of `first`, far coarser than the mean's own when the
+    // mean is small beside it; the second pass measures that error and takes it out of both moments
+    // (the corrected two-pass algorithm of Chan, Golub and LeVeque).
+    let estimate = first + workgroup_sum(lane, shifted) / n;
+    var residual = {{acc}}(0);
     var squares = {{acc}}(0);
     for (var j = lane; j < p.count; j += {{workgroup_size}}u) {
-      let d = x_at(p.x_offset + channel_element(c, j, p.channels, p.inner)) - mean;
+      let d = x_at(p.x_offset + channel_element(c, j, p.channels, p.inner)) - estimate;
+      residual += d;
       squares += d * d;
     }
-    let m2 = workgroup_sum(lane, squares);
+    let error = workgroup_sum(lane, residual);
+    mean = estimate + error / n;
+    let m2 = max(workgroup_sum(lane, squares) - error * (error / n), {{acc}}(0));
     variance = m2 / n;
     if (UPDATE_RUNNING && lane == 0u) {
       // The host sends count == 1 (an unbiased variance of 0 / 0) to the CPU.
