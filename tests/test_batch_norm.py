@@ -367,3 +367,15 @@ def test_group_norm_float64():
     actual = aten.native_group_norm(x.to("dml"), w.to("dml"), b.to("dml"), 2, 6, 7, 3, 1e-5)
     for a, e in zip(actual, aten.native_group_norm(x, w, b, 2, 6, 7, 3, 1e-5), strict=True):
         close(a, e, torch.float64)
+
+
+def test_group_norm_inputs_the_kernels_leave_stay_on_dml_ops():
+    """eps <= 0 and empty batches run PyTorch's composite group norm on dml ops, as before the kernel."""
+    w, b = rand(6, seed=49), rand(6, seed=50)
+    for shape, eps in [((2, 6, 3), -0.5), ((0, 6), 1e-5)]:
+        x = rand(*shape, seed=48)
+        n, hxw = shape[0], shape[2] if len(shape) > 2 else 1
+        actual = aten.native_group_norm(x.to("dml"), w.to("dml"), b.to("dml"), n, 6, hxw, 2, eps)
+        expected = aten.native_group_norm(x, w, b, n, 6, hxw, 2, eps)
+        for a, e in zip(actual, expected, strict=True):
+            torch.testing.assert_close(a.cpu(), e, equal_nan=True, **TOLERANCE[torch.float32])

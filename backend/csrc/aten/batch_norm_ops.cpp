@@ -5,7 +5,7 @@
 // kernels do not take (other dtypes, a parameter dtype the CPU would refuse, count 1 with running
 // statistics, evaluation with eps <= 0) go to the CPU fallback, which counts and honours strict mode.
 // native_group_norm's forward runs on the same kernels: its statistics are batch norm's over each
-// sample's groups.
+// sample's groups (what they do not take stays on PyTorch's composite math, as before).
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_batch_norm_with_update_ops.h>
 #include <ATen/ops/_native_batch_norm_legit_ops.h>
@@ -14,7 +14,7 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/native_batch_norm_backward_ops.h>
 #include <ATen/ops/native_batch_norm_ops.h>
-#include <ATen/ops/native_group_norm_ops.h>
+#include <ATen/ops/native_group_norm_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -352,12 +352,13 @@ Triple batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, 
 Triple native_group_norm(const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias,
                          c10::SymInt n_sym, c10::SymInt c_sym, c10::SymInt hxw_sym, int64_t group, double eps) {
   const int64_t n = n_sym.expect_int(), c = c_sym.expect_int(), hxw = hxw_sym.expect_int();
-  // eps <= 0: the CPU's rstd of a constant group is 1 / sqrt(0), batch norm's InvStd 0.
+  // What the kernels do not take runs as before they existed: PyTorch's composite math_group_norm on
+  // dml ops. eps <= 0 is one such case: rstd = 1 / sqrt(var + eps) may be infinite or NaN there, and
+  // batch norm's InvStd gives 0 where group norm's is 1 / sqrt(0).
   if (!computable(input) || group <= 0 || c != input.size(1) || c % group != 0 || n * c * hxw != input.numel() ||
       !per_channel(weight, input) || !per_channel(bias, input) ||
       (given(weight) && given(bias) && weight->scalar_type() != bias->scalar_type()) || !(eps > 0))
-    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_group_norm>::call(
-        input, weight, bias, n_sym, c_sym, hxw_sym, group, eps);
+    return at::native::math_group_norm(input, weight, bias, n, c, hxw, group, eps);
   runtime::DeviceContext& context = context_of(input);
   c10::DeviceGuard guard(input.device());
   const at::Tensor x = input.contiguous();
@@ -389,9 +390,7 @@ Triple native_group_norm(const at::Tensor& input, const OptionalTensor& weight, 
     native = kernels::batch_norm_forward_unsupported_reason(context, problem).empty();
     if (native) kernels::batch_norm_forward(context, problem);
   }
-  if (!native)
-    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_group_norm>::call(
-        input, weight, bias, n_sym, c_sym, hxw_sym, group, eps);
+  if (!native) return at::native::math_group_norm(input, weight, bias, n, c, hxw, group, eps);
   const c10::ScalarType stats = statistics_dtype(input, {&weight, &bias});
   return Triple{out.view(input.sizes()), mean.to(stats), rstd.to(stats)};
 }
