@@ -162,13 +162,14 @@ Plan<wgsl::BatchNormApplyParams> plan_apply(runtime::DeviceContext& context, con
   const uint64_t total = a.shape.channels * a.shape.count;
   const bool packed = c10::elementSize(a.out.dtype) == 2;
   const uint64_t words = packed ? (total + 1) / 2 : total;
+  const uint64_t threads = (total + 3) / 4;
   launch.require(a.out.dtype == a.x.dtype && (!a.grad || a.grad->dtype == a.x.dtype), "mixed input dtypes");
   launch.require(!packed || a.out.element_offset % 2 == 0, "a 16-bit output not at a word boundary");
-  launch.require_u32(total + 1, "elements");
+  launch.require_u32(total + 4, "elements");
   if (!launch.ok()) return plan;
   wgsl::BatchNormApplyParams& p = plan.params;
   p.total = static_cast<uint32_t>(total);
-  p.threads = static_cast<uint32_t>(words);
+  p.threads = static_cast<uint32_t>(threads);
   p.channels = static_cast<uint32_t>(a.shape.channels);
   p.inner = static_cast<uint32_t>(a.shape.inner);
   if (packed) {
@@ -184,11 +185,17 @@ Plan<wgsl::BatchNormApplyParams> plan_apply(runtime::DeviceContext& context, con
   return plan;
 }
 
+// Writes v[0..3], elements first..first+3 (those below p.total), as whole words of out.
 std::string store_statement(c10::ScalarType type) {
-  if (c10::elementSize(type) != 2) return "out[p.out_offset + t] = " + store_form(type, "value(t)") + ";";
-  return "let e = 2u * t;\n  var word = " + store_form(type, "value(e)") + ";\n" +
-         "  if (e + 1u < p.total) { word = word | (" + store_form(type, "value(e + 1u)") + " << 16u); }\n" +
-         "  out[p.out_offset + t] = word;";
+  if (c10::elementSize(type) != 2)
+    return "for (var i = 0u; i < 4u; i++) {\n"
+           "    if (first + i < p.total) { out[p.out_offset + first + i] = " + store_form(type, "v[i]") + "; }\n  }";
+  return "for (var w = 0u; w < 2u; w++) {\n"
+         "    let e = first + 2u * w;\n"
+         "    if (e >= p.total) { break; }\n"
+         "    var word = " + store_form(type, "v[2u * w]") + ";\n"
+         "    if (e + 1u < p.total) { word = word | (" + store_form(type, "v[2u * w + 1u]") + " << 16u); }\n"
+         "    out[p.out_offset + e / 2u] = word;\n  }";
 }
 
 void run_apply(runtime::DeviceContext& context, const Apply& a) {
