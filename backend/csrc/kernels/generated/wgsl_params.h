@@ -6,6 +6,95 @@
 
 namespace torch_dml::kernels::wgsl {
 
+// The uniform block of batch_norm.wgsl.
+struct alignas(16) BatchNormParams {
+  uint32_t channels = {};
+  uint32_t inner = {};
+  uint32_t count = {};
+  uint32_t x_offset = {};
+  uint32_t weight_offset = {};
+  uint32_t bias_offset = {};
+  uint32_t running_mean_offset = {};
+  uint32_t running_var_offset = {};
+  uint32_t save_mean_offset = {};
+  uint32_t save_invstd_offset = {};
+  uint32_t coef_offset = {};
+  uint32_t group_channels = {};
+  uint32_t groups = {};
+  uint32_t pad0_[1] = {};
+  uint32_t eps[2] = {};
+  uint32_t momentum[2] = {};
+  uint32_t pad1_[2] = {};
+};
+static_assert(offsetof(BatchNormParams, channels) == 0);
+static_assert(offsetof(BatchNormParams, inner) == 4);
+static_assert(offsetof(BatchNormParams, count) == 8);
+static_assert(offsetof(BatchNormParams, x_offset) == 12);
+static_assert(offsetof(BatchNormParams, weight_offset) == 16);
+static_assert(offsetof(BatchNormParams, bias_offset) == 20);
+static_assert(offsetof(BatchNormParams, running_mean_offset) == 24);
+static_assert(offsetof(BatchNormParams, running_var_offset) == 28);
+static_assert(offsetof(BatchNormParams, save_mean_offset) == 32);
+static_assert(offsetof(BatchNormParams, save_invstd_offset) == 36);
+static_assert(offsetof(BatchNormParams, coef_offset) == 40);
+static_assert(offsetof(BatchNormParams, group_channels) == 44);
+static_assert(offsetof(BatchNormParams, groups) == 48);
+static_assert(offsetof(BatchNormParams, eps) == 56);
+static_assert(offsetof(BatchNormParams, momentum) == 64);
+static_assert(sizeof(BatchNormParams) == 80);
+
+// The uniform block of batch_norm_apply.wgsl.
+struct alignas(16) BatchNormApplyParams {
+  uint32_t total = {};
+  uint32_t threads = {};
+  uint32_t channels = {};
+  uint32_t inner = {};
+  uint32_t out_offset = {};
+  uint32_t x_offset = {};
+  uint32_t grad_offset = {};
+  uint32_t coef_offset = {};
+};
+static_assert(offsetof(BatchNormApplyParams, total) == 0);
+static_assert(offsetof(BatchNormApplyParams, threads) == 4);
+static_assert(offsetof(BatchNormApplyParams, channels) == 8);
+static_assert(offsetof(BatchNormApplyParams, inner) == 12);
+static_assert(offsetof(BatchNormApplyParams, out_offset) == 16);
+static_assert(offsetof(BatchNormApplyParams, x_offset) == 20);
+static_assert(offsetof(BatchNormApplyParams, grad_offset) == 24);
+static_assert(offsetof(BatchNormApplyParams, coef_offset) == 28);
+static_assert(sizeof(BatchNormApplyParams) == 32);
+
+// The uniform block of batch_norm_backward.wgsl.
+struct alignas(16) BatchNormBackwardParams {
+  uint32_t channels = {};
+  uint32_t inner = {};
+  uint32_t count = {};
+  uint32_t x_offset = {};
+  uint32_t grad_offset = {};
+  uint32_t mean_offset = {};
+  uint32_t spread_offset = {};
+  uint32_t weight_offset = {};
+  uint32_t grad_weight_offset = {};
+  uint32_t grad_bias_offset = {};
+  uint32_t coef_offset = {};
+  uint32_t pad0_[1] = {};
+  uint32_t eps[2] = {};
+  uint32_t pad1_[2] = {};
+};
+static_assert(offsetof(BatchNormBackwardParams, channels) == 0);
+static_assert(offsetof(BatchNormBackwardParams, inner) == 4);
+static_assert(offsetof(BatchNormBackwardParams, count) == 8);
+static_assert(offsetof(BatchNormBackwardParams, x_offset) == 12);
+static_assert(offsetof(BatchNormBackwardParams, grad_offset) == 16);
+static_assert(offsetof(BatchNormBackwardParams, mean_offset) == 20);
+static_assert(offsetof(BatchNormBackwardParams, spread_offset) == 24);
+static_assert(offsetof(BatchNormBackwardParams, weight_offset) == 28);
+static_assert(offsetof(BatchNormBackwardParams, grad_weight_offset) == 32);
+static_assert(offsetof(BatchNormBackwardParams, grad_bias_offset) == 36);
+static_assert(offsetof(BatchNormBackwardParams, coef_offset) == 40);
+static_assert(offsetof(BatchNormBackwardParams, eps) == 48);
+static_assert(sizeof(BatchNormBackwardParams) == 64);
+
 // The uniform block of compact.wgsl.
 struct alignas(16) CompactParams {
   uint32_t count = {};

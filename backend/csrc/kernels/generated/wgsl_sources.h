@@ -7,6 +7,352 @@
 
 namespace torch_dml::kernels::wgsl {
 
+inline constexpr std::string_view batch_norm_holes[] = {"acc", "workgroup_size", "x_array", "param_array", "training", "update_running", "load_x", "load_weight", "load_bias", "decode_scalar"};
+inline constexpr Family batch_norm{"batch_norm",
+R"wgsl(// Batch normalisation, the per-channel half of the forward: one workgroup per channel of an
+// (outer, channels, inner) input. Training: the channel's mean and biased variance (two passes over
+// the data, the first shifted by the channel's first element, so a constant channel has mean exactly
+// that value and variance exactly 0, the second corrected by its residual), saved as save_mean / save_invstd, and the running statistics
+// updated in place (running_var with the unbiased variance, as PyTorch does). Evaluation: mean and
+// variance are the running ones. Either way the channel's y = (x - mean) * scale + bias (scale = invstd *
+// weight) is written to coef (4 {{acc}} per channel: scale, mean, bias), for batch_norm_apply.wgsl:
+// centring first keeps a constant channel at exactly `bias`, fused multiply-add or not. Group
+// normalisation runs the training statistics over a sample's group (a contiguous run of channels) and
+// writes the coefficients of each of the group's channels.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/channel_reduce.wgsl ----
+// Per-channel reductions of an (outer, channels, inner) view, one workgroup per channel: batch
+// normalisation's statistics and its backward sums. The host fills {{acc}} (f32 or f64) and
+// {{workgroup_size}} (a power of two).
+
+var<workgroup> channel_partial: array<{{acc}}, {{workgroup_size}}>;
+
+// Memory index (from the operand's first element) of element j of channel c, j running over the
+// channel's `outer * inner` elements: NCHW has inner = H * W, channels_last (NHWC) inner = 1.
+fn channel_element(c: u32, j: u32, channels: u32, inner: u32) -> u32 {
+  return (j / inner) * channels * inner + c * inner + j % inner;
+}
+
+// The sum of every lane's `value`, added in one fixed tree order (the same bits on every run and
+// every adapter that rounds IEEE additions), handed to every lane. Call from uniform control flow.
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
+  channel_partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      channel_partial[lane] = channel_partial[lane] + channel_partial[lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = channel_partial[0];
+  workgroupBarrier();
+  return total;
+}
+// ---- end of lib/channel_reduce.wgsl ----
+struct Params {
+  channels: u32,
+  inner: u32,
+  count: u32,               // elements per channel: outer * inner
+  x_offset: u32,
+  weight_offset: u32,
+  bias_offset: u32,
+  running_mean_offset: u32,
+  running_var_offset: u32,
+  save_mean_offset: u32,
+  save_invstd_offset: u32,
+  coef_offset: u32,
+  // Group normalisation: each statistic (a sample's group) serves `group_channels` affine channels,
+  // weight channel (statistic % groups) * group_channels + d; batch norm has 1 and groups = channels.
+  group_channels: u32,
+  groups: u32,
+  eps: vec2<u32>,           // the {{acc}} value's bits (float32: the first word)
+  momentum: vec2<u32>,
+}
+
+@group(0) @binding(0) var<storage, read_write> x: array<{{x_array}}>;
+@group(0) @binding(1) var<storage, read_write> weight: array<{{param_array}}>;
+@group(0) @binding(2) var<storage, read_write> bias: array<{{param_array}}>;
+@group(0) @binding(3) var<storage, read_write> running_mean: array<{{acc}}>;
+@group(0) @binding(4) var<storage, read_write> running_var: array<{{acc}}>;
+@group(0) @binding(5) var<storage, read_write> save_mean: array<{{acc}}>;
+@group(0) @binding(6) var<storage, read_write> save_invstd: array<{{acc}}>;
+@group(0) @binding(7) var<storage, read_write> coef: array<{{acc}}>;
+@group(0) @binding(8) var<uniform> p: Params;
+
+const TRAINING: bool = {{training}};
+const UPDATE_RUNNING: bool = {{update_running}};
+
+fn x_at(i: u32) -> {{acc}} { return {{acc}}({{load_x}}); }
+fn weight_at(c: u32) -> {{acc}} { return {{acc}}({{load_weight}}); }
+fn bias_at(c: u32) -> {{acc}} { return {{acc}}({{load_bias}}); }
+fn scalar(bits: vec2<u32>) -> {{acc}} { return {{decode_scalar}}; }
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {
+  let c = flat_group(group, groups);
+  if (c >= p.channels) { return; }
+  let eps = scalar(p.eps);
+  var mean: {{acc}};
+  var variance: {{acc}};
+  if (TRAINING) {
+    let n = {{acc}}(p.count);
+    let first = x_at(p.x_offset + c * p.inner);
+    var shifted = {{acc}}(0);
+    for (var j = lane; j < p.count; j += {{workgroup_size}}u) {
+      shifted += x_at(p.x_offset + channel_element(c, j, p.channels, p.inner)) - first;
+    }
+    // `first + shifted / n` rounds at the scale of `first`, far coarser than the mean's own when the
+    // mean is small beside it; the second pass measures that error and takes it out of both moments
+    // (the corrected two-pass algorithm of Chan, Golub and LeVeque).
+    let estimate = first + workgroup_sum(lane, shifted) / n;
+    var residual = {{acc}}(0);
+    var squares = {{acc}}(0);
+    for (var j = lane; j < p.count; j += {{workgroup_size}}u) {
+      let d = x_at(p.x_offset + channel_element(c, j, p.channels, p.inner)) - estimate;
+      residual += d;
+      squares += d * d;
+    }
+    let error = workgroup_sum(lane, residual);
+    mean = estimate + error / n;
+    let m2 = max(workgroup_sum(lane, squares) - error * (error / n), {{acc}}(0));
+    variance = m2 / n;
+    if (UPDATE_RUNNING && lane == 0u) {
+      // The host sends count == 1 (an unbiased variance of 0 / 0) to the CPU.
+      let momentum = scalar(p.momentum);
+      let keep = {{acc}}(1) - momentum;
+      running_mean[p.running_mean_offset + c] = momentum * mean + keep * running_mean[p.running_mean_offset + c];
+      running_var[p.running_var_offset + c] =
+          momentum * (m2 / {{acc}}(p.count - 1u)) + keep * running_var[p.running_var_offset + c];
+    }
+  } else {
+    mean = running_mean[p.running_mean_offset + c];
+    variance = running_var[p.running_var_offset + c];
+  }
+  // PyTorch's InvStd: 0 for a zero variance with eps == 0 (the host sends evaluation with eps <= 0
+  // to the CPU, whose evaluation path divides by zero there).
+  var invstd = {{acc}}(0);
+  if (variance != {{acc}}(0) || eps != {{acc}}(0)) { invstd = {{acc}}(1) / sqrt(variance + eps); }
+  if (TRAINING && lane == 0u) {
+    save_mean[p.save_mean_offset + c] = mean;
+    save_invstd[p.save_invstd_offset + c] = invstd;
+  }
+  for (var d = lane; d < p.group_channels; d += {{workgroup_size}}u) {
+    let affine = (c % p.groups) * p.group_channels + d;
+    let k = p.coef_offset + (c * p.group_channels + d) * 4u;
+    coef[k] = invstd * weight_at(affine);
+    coef[k + 1u] = mean;
+    coef[k + 2u] = bias_at(affine);
+  }
+}
+)wgsl",
+batch_norm_holes, 10};
+
+inline constexpr std::string_view batch_norm_apply_holes[] = {"acc", "out_array", "x_array", "stage", "load_x", "load_grad", "store_helpers", "workgroup_size", "store"};
+inline constexpr Family batch_norm_apply{"batch_norm_apply",
+R"wgsl(// Batch normalisation, the per-element half of forward and backward: each element applies its
+// channel's coefficients (from batch_norm.wgsl or batch_norm_backward.wgsl; 4 {{acc}} per channel,
+// channel = (e / inner) % channels over the dense memory order of out, x and grad, which share one
+// layout: NCHW or channels_last). A thread takes 4 consecutive elements, dividing once for the first
+// one's channel and stepping it for the rest, and writes them as whole words of out (out starts at a
+// word boundary; the lane of a 16-bit word past the end is written as 0).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  total: u32,      // elements
+  threads: u32,    // ceil(total / 4)
+  channels: u32,
+  inner: u32,
+  out_offset: u32, // words
+  x_offset: u32,
+  grad_offset: u32,
+  coef_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{out_array}}>;
+@group(0) @binding(1) var<storage, read_write> x: array<{{x_array}}>;
+@group(0) @binding(2) var<storage, read_write> grad: array<{{x_array}}>;
+@group(0) @binding(3) var<storage, read_write> coef: array<{{acc}}>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+// 0: forward, (x - mean) * scale + bias; 1: backward in training; 2: backward in evaluation.
+const STAGE: u32 = {{stage}}u;
+
+fn x_at(i: u32) -> {{acc}} { return {{acc}}({{load_x}}); }
+fn grad_at(i: u32) -> {{acc}} { return {{acc}}({{load_grad}}); }
+
+fn value(e: u32, channel: u32) -> {{acc}} {
+  let k = p.coef_offset + channel * 4u;
+  if (STAGE == 0u) { return (x_at(p.x_offset + e) - coef[k + 1u]) * coef[k] + coef[k + 2u]; }
+  let g = grad_at(p.grad_offset + e);
+  if (STAGE == 1u) {
+    return (g - coef[k + 2u] - (x_at(p.x_offset + e) - coef[k]) * coef[k + 1u]) * coef[k + 3u];
+  }
+  return g * coef[k + 3u];
+}
+
+{{store_helpers}}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.threads) { return; }
+  let first = t * 4u;
+  let row = first / p.inner;
+  var offset = first - row * p.inner;
+  var channel = row % p.channels;
+  var v: array<{{acc}}, 4>;
+  for (var i = 0u; i < 4u; i++) {
+    if (first + i < p.total) { v[i] = value(first + i, channel); }
+    offset += 1u;
+    if (offset == p.inner) {
+      offset = 0u;
+      channel += 1u;
+      if (channel == p.channels) { channel = 0u; }
+    }
+  }
+  {{store}}
+}
+)wgsl",
+batch_norm_apply_holes, 9};
+
+inline constexpr std::string_view batch_norm_backward_holes[] = {"acc", "workgroup_size", "x_array", "stat_array", "param_array", "training", "load_x", "load_grad", "load_mean", "load_spread", "load_weight", "decode_scalar"};
+inline constexpr Family batch_norm_backward{"batch_norm_backward",
+R"wgsl(// Batch normalisation backward, the per-channel half: one workgroup per channel of an
+// (outer, channels, inner) input sums grad and (x - mean) * grad over the channel, giving
+// grad_bias = sum(grad) and grad_weight = invstd * sum((x - mean) * grad), and writes the
+// coefficients batch_norm_apply.wgsl turns into grad_input (4 {{acc}} per channel:
+// mean, k, mean grad, invstd * weight, with grad_input = (grad - mean grad - (x - mean) * k) * invstd * weight
+// in training, as PyTorch's CPU kernel computes it, and grad * invstd * weight in evaluation).
+// Training takes the saved mean / invstd, evaluation the running mean / var.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/channel_reduce.wgsl ----
+// Per-channel reductions of an (outer, channels, inner) view, one workgroup per channel: batch
+// normalisation's statistics and its backward sums. The host fills {{acc}} (f32 or f64) and
+// {{workgroup_size}} (a power of two).
+
+var<workgroup> channel_partial: array<{{acc}}, {{workgroup_size}}>;
+
+// Memory index (from the operand's first element) of element j of channel c, j running over the
+// channel's `outer * inner` elements: NCHW has inner = H * W, channels_last (NHWC) inner = 1.
+fn channel_element(c: u32, j: u32, channels: u32, inner: u32) -> u32 {
+  return (j / inner) * channels * inner + c * inner + j % inner;
+}
+
+// The sum of every lane's `value`, added in one fixed tree order (the same bits on every run and
+// every adapter that rounds IEEE additions), handed to every lane. Call from uniform control flow.
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
+  channel_partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      channel_partial[lane] = channel_partial[lane] + channel_partial[lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = channel_partial[0];
+  workgroupBarrier();
+  return total;
+}
+// ---- end of lib/channel_reduce.wgsl ----
+struct Params {
+  channels: u32,
+  inner: u32,
+  count: u32,          // elements per channel: outer * inner
+  x_offset: u32,
+  grad_offset: u32,
+  mean_offset: u32,
+  spread_offset: u32,
+  weight_offset: u32,
+  grad_weight_offset: u32,
+  grad_bias_offset: u32,
+  coef_offset: u32,
+  eps: vec2<u32>,      // the {{acc}} value's bits (float32: the first word)
+}
+
+@group(0) @binding(0) var<storage, read_write> x: array<{{x_array}}>;
+@group(0) @binding(1) var<storage, read_write> grad: array<{{x_array}}>;
+@group(0) @binding(2) var<storage, read_write> mean_in: array<{{stat_array}}>;   // save_mean or running_mean
+@group(0) @binding(3) var<storage, read_write> spread_in: array<{{stat_array}}>; // save_invstd or running_var
+@group(0) @binding(4) var<storage, read_write> weight: array<{{param_array}}>;
+@group(0) @binding(5) var<storage, read_write> grad_weight: array<{{acc}}>;
+@group(0) @binding(6) var<storage, read_write> grad_bias: array<{{acc}}>;
+@group(0) @binding(7) var<storage, read_write> coef: array<{{acc}}>;
+@group(0) @binding(8) var<uniform> p: Params;
+
+const TRAINING: bool = {{training}};
+
+fn x_at(i: u32) -> {{acc}} { return {{acc}}({{load_x}}); }
+fn grad_at(i: u32) -> {{acc}} { return {{acc}}({{load_grad}}); }
+fn mean_at(c: u32) -> {{acc}} { return {{acc}}({{load_mean}}); }
+fn spread_at(c: u32) -> {{acc}} { return {{acc}}({{load_spread}}); }
+fn weight_at(c: u32) -> {{acc}} { return {{acc}}({{load_weight}}); }
+fn scalar(bits: vec2<u32>) -> {{acc}} { return {{decode_scalar}}; }
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {
+  let c = flat_group(group, groups);
+  if (c >= p.channels) { return; }
+  let mean = mean_at(p.mean_offset + c);
+  var invstd: {{acc}};
+  if (TRAINING) {
+    invstd = spread_at(p.spread_offset + c);
+  } else {
+    invstd = {{acc}}(1) / sqrt(spread_at(p.spread_offset + c) + scalar(p.eps));
+  }
+  var grad_sum = {{acc}}(0);
+  var dot = {{acc}}(0);
+  for (var j = lane; j < p.count; j += {{workgroup_size}}u) {
+    let e = channel_element(c, j, p.channels, p.inner);
+    let g = grad_at(p.grad_offset + e);
+    grad_sum += g;
+    dot += (x_at(p.x_offset + e) - mean) * g;
+  }
+  grad_sum = workgroup_sum(lane, grad_sum);
+  dot = workgroup_sum(lane, dot);
+  if (lane != 0u) { return; }
+  grad_weight[p.grad_weight_offset + c] = dot * invstd;
+  grad_bias[p.grad_bias_offset + c] = grad_sum;
+  let n = {{acc}}(p.count);
+  let k = p.coef_offset + c * 4u;
+  coef[k] = mean;
+  coef[k + 1u] = select({{acc}}(0), dot * invstd * invstd / n, TRAINING);
+  coef[k + 2u] = select({{acc}}(0), grad_sum / n, TRAINING);
+  coef[k + 3u] = invstd * weight_at(c);
+}
+)wgsl",
+batch_norm_backward_holes, 12};
+
 inline constexpr std::string_view compact_holes[] = {"workgroup_size"};
 inline constexpr Family compact{"compact",
 R"wgsl(// Stream compaction (nonzero, masked_select): given the inclusive running count of a mask (a scan),
