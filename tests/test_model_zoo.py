@@ -2,7 +2,13 @@
 gradients, parameters and running statistics after training, and an eval-mode forward agree. Each
 model's CPU fallbacks are exactly the ones it is known to still take (benchmarks.zoo.KNOWN_FALLBACKS;
 the target is none): a new fallback fails, and so does a fixed one until the list is updated. Models
-with none train in strict mode."""
+with none train in strict mode.
+
+The comparison runs in float64 where the adapter has it: in float32 a pre-activation within rounding
+of a ReLU's kink (1e-7 here, -1e-7 there, from a different summation order in the convolution above)
+flips the unit on one side only, and the gradients of every layer below it move by 1e-2. That is not a
+bug of either device, and float64 makes it vanishingly rare. The float32 kernels are what the fallback
+and strict-mode tests run, and what the conformance suite compares op by op."""
 
 from __future__ import annotations
 
@@ -17,6 +23,8 @@ STEPS = 2
 # rounding noise (attention's key bias has an exactly zero one) becomes a full step in a direction the
 # noise picks, on the CPU as on any GPU. The strict runs keep each model's own optimizer.
 COMPARED_WITH = "sgd"
+COMPARED_IN = torch.float64 if torch_dml.has_float64_support(0) else torch.float32
+TOLERANCE = {torch.float64: {"rtol": 1e-7, "atol": 1e-9}, torch.float32: {"rtol": 2e-3, "atol": 2e-4}}
 
 
 def _close(name: str, actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> None:
@@ -33,23 +41,29 @@ def cpu_runs() -> dict[str, zoo.Trained]:
 
 def _cpu(cpu_runs: dict[str, zoo.Trained], model: zoo.Model) -> zoo.Trained:
     if model.name not in cpu_runs:
-        cpu_runs[model.name] = zoo.train(model, "cpu", STEPS, optimizer=COMPARED_WITH)
+        cpu_runs[model.name] = zoo.train(model, "cpu", STEPS, optimizer=COMPARED_WITH, dtype=COMPARED_IN)
     return cpu_runs[model.name]
 
 
 @pytest.mark.parametrize("model", zoo.MODELS, ids=lambda m: m.name)
 def test_trains_like_the_cpu(model: zoo.Model, dml: torch.device, cpu_runs: dict[str, zoo.Trained]) -> None:
-    torch_dml.reset_fallback_counts()
-    on_dml = zoo.train(model, dml, STEPS, optimizer=COMPARED_WITH)
-    fallbacks = set(torch_dml.fallback_counts())
+    on_dml = zoo.train(model, dml, STEPS, optimizer=COMPARED_WITH, dtype=COMPARED_IN)
     expected = _cpu(cpu_runs, model)
-    torch.testing.assert_close(torch.tensor(on_dml.losses), torch.tensor(expected.losses), rtol=1e-4, atol=1e-5)
+    tolerance = TOLERANCE[COMPARED_IN]
+    torch.testing.assert_close(torch.tensor(on_dml.losses), torch.tensor(expected.losses), **tolerance)
     assert on_dml.grads.keys() == expected.grads.keys()
     for name, grad in expected.grads.items():
-        _close(f"grad {name}", on_dml.grads[name], grad, rtol=2e-3, atol=2e-4)
+        _close(f"grad {name}", on_dml.grads[name], grad, **tolerance)
     for name, value in expected.state.items():
-        _close(f"state {name}", on_dml.state[name], value, rtol=2e-3, atol=2e-4)
-    _close("eval output", on_dml.eval_output, expected.eval_output, rtol=2e-3, atol=2e-4)
+        _close(f"state {name}", on_dml.state[name], value, **tolerance)
+    _close("eval output", on_dml.eval_output, expected.eval_output, **tolerance)
+
+
+@pytest.mark.parametrize("model", zoo.MODELS, ids=lambda m: m.name)
+def test_falls_back_only_where_known(model: zoo.Model, dml: torch.device) -> None:
+    torch_dml.reset_fallback_counts()
+    zoo.train(model, dml, 1)
+    fallbacks = set(torch_dml.fallback_counts())
     assert fallbacks == zoo.KNOWN_FALLBACKS[model.name], (
         f"{model.name} fell back on {sorted(fallbacks)}; known: {sorted(zoo.KNOWN_FALLBACKS[model.name])}")
 
