@@ -156,6 +156,22 @@ def test_direct_overloads_with_explicit_scales():
             torch.testing.assert_close(op(g.to("dml"), *args).cpu(), op(g, *args))
 
 
+def test_vec_out_overloads():
+    torch.manual_seed(5)
+    x = torch.randn(1, 2, 3, 4)
+    aten = torch.ops.aten
+    with torch_dml.strict():
+        for op, args in [
+            (aten.upsample_nearest2d.vec_out, (None, [1.5, 2.0])),
+            (aten.upsample_nearest2d.vec_out, ([5, 7], None)),
+            (aten.upsample_bilinear2d.vec_out, (None, True, [1.5, 2.0])),
+            (aten.upsample_bilinear2d.vec_out, ([5, 7], False, None)),
+        ]:
+            out = torch.empty(0, device="dml")
+            op(x.to("dml"), *args, out=out)
+            torch.testing.assert_close(out.cpu(), op(x, *args, out=torch.empty(0)))
+
+
 def test_shape_errors_match_cpu():
     with pytest.raises(RuntimeError, match="expected"):
         torch.ops.aten.upsample_nearest2d(torch.randn(2, 3, 4, device="dml"), [4, 4])

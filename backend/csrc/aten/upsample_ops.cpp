@@ -3,7 +3,7 @@
 // float32/float16/bfloat16, and float64 where the adapter has shader-f64 and shader-int64.
 // F.interpolate reaches them through the CompositeImplicit `.vec` overloads, and the functional forms
 // through the structured CompositeExplicitAutogradNonFunctional wrappers, which call these out=
-// kernels. Other dtypes and more than 2^32 elements go to the (counted) CPU fallback. Each axis' scale is computed here with PyTorch's own functions
+// kernels; the two `.vec_out` overloads are registered too. Other dtypes and more than 2^32 elements go to the (counted) CPU fallback. Each axis' scale is computed here with PyTorch's own functions
 // (ATen/native/UpSample.h), so the user's scale or the size ratio is used exactly as on the CPU.
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
@@ -152,7 +152,33 @@ at::Tensor& bilinear_backward_out(const at::Tensor& grad_output, at::IntArrayRef
       scales_h, scales_w, grad_input);
 }
 
+// The `.vec_out` overloads (sizes or scale factors, as F.interpolate takes them, with an out=) have a
+// CPU kernel but no composite one: resolved here as the CPU resolves them, onto the kernels above.
+std::tuple<c10::SmallVector<int64_t, 3>, Scale, Scale> resolve(const at::Tensor& input,
+                                                                at::OptionalSymIntArrayRef output_size,
+                                                                std::optional<at::ArrayRef<double>> scale_factors) {
+  const at::OptionalIntArrayRef sizes =
+      output_size ? at::OptionalIntArrayRef(C10_AS_INTARRAYREF_SLOW(*output_size)) : std::nullopt;
+  return {at::native::upsample::compute_output_size(input.sizes(), sizes, scale_factors),
+          at::native::upsample::get_scale_value(scale_factors, 0),
+          at::native::upsample::get_scale_value(scale_factors, 1)};
+}
+
+at::Tensor& nearest_vec_out(const at::Tensor& input, at::OptionalSymIntArrayRef output_size,
+                            std::optional<at::ArrayRef<double>> scale_factors, at::Tensor& out) {
+  const auto [size, scale_h, scale_w] = resolve(input, output_size, scale_factors);
+  return nearest_out<UpsampleMode::Nearest, at::_ops::upsample_nearest2d_out>(input, size, scale_h, scale_w, out);
+}
+
+at::Tensor& bilinear_vec_out(const at::Tensor& input, at::OptionalSymIntArrayRef output_size, bool align_corners,
+                             std::optional<at::ArrayRef<double>> scale_factors, at::Tensor& out) {
+  const auto [size, scale_h, scale_w] = resolve(input, output_size, scale_factors);
+  return bilinear_out(input, size, align_corners, scale_h, scale_w, out);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("upsample_nearest2d.vec_out", TORCH_FN(nearest_vec_out));
+  m.impl("upsample_bilinear2d.vec_out", TORCH_FN(bilinear_vec_out));
   using at::_ops::_upsample_nearest_exact2d_backward_grad_input;
   using at::_ops::_upsample_nearest_exact2d_out;
   using at::_ops::upsample_nearest2d_backward_grad_input;
