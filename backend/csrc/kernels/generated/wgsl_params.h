@@ -280,4 +280,35 @@ static_assert(offsetof(TriangleParams, src_offset) == 36);
 static_assert(offsetof(TriangleParams, dst_offset) == 40);
 static_assert(sizeof(TriangleParams) == 48);
 
+// The uniform block of upsample.wgsl.
+struct alignas(16) UpsampleParams {
+  uint32_t count = {};
+  uint32_t words = {};
+  uint32_t dst_offset = {};
+  uint32_t src_offset = {};
+  uint32_t in_h = {};
+  uint32_t in_w = {};
+  uint32_t out_h = {};
+  uint32_t out_w = {};
+  uint32_t rule_h = {};
+  uint32_t rule_w = {};
+  uint32_t align_corners = {};
+  uint32_t opaque_zero = {};
+  uint32_t scales[4] = {};
+};
+static_assert(offsetof(UpsampleParams, count) == 0);
+static_assert(offsetof(UpsampleParams, words) == 4);
+static_assert(offsetof(UpsampleParams, dst_offset) == 8);
+static_assert(offsetof(UpsampleParams, src_offset) == 12);
+static_assert(offsetof(UpsampleParams, in_h) == 16);
+static_assert(offsetof(UpsampleParams, in_w) == 20);
+static_assert(offsetof(UpsampleParams, out_h) == 24);
+static_assert(offsetof(UpsampleParams, out_w) == 28);
+static_assert(offsetof(UpsampleParams, rule_h) == 32);
+static_assert(offsetof(UpsampleParams, rule_w) == 36);
+static_assert(offsetof(UpsampleParams, align_corners) == 40);
+static_assert(offsetof(UpsampleParams, opaque_zero) == 44);
+static_assert(offsetof(UpsampleParams, scales) == 48);
+static_assert(sizeof(UpsampleParams) == 64);
+
 } // namespace torch_dml::kernels::wgsl

@@ -1,0 +1,106 @@
+#include "kernels/upsample_kernel.h"
+
+#include <cstring>
+
+#include "kernels/dtypes.h"
+#include "kernels/generated/wgsl_params.h"
+#include "kernels/generated/wgsl_sources.h"
+#include "kernels/launch.h"
+#include "kernels/wgsl_store.h"
+
+namespace torch_dml::kernels {
+namespace {
+
+const char* mode_name(UpsampleMode mode) {
+  switch (mode) {
+    case UpsampleMode::Nearest: return "upsample_nearest2d";
+    case UpsampleMode::NearestExact: return "_upsample_nearest_exact2d";
+    case UpsampleMode::Bilinear: return "upsample_bilinear2d";
+  }
+  return "?";
+}
+
+struct Plan {
+  Launch launch;
+  wgsl::UpsampleParams params;
+  uint32_t lanes = 1;
+};
+
+Plan plan(runtime::DeviceContext& context, const UpsampleProblem& u) {
+  const c10::ScalarType type = u.src.dtype;
+  Plan plan{Launch(context, mode_name(u.mode), type), {}};
+  Launch& launch = plan.launch;
+  launch.require(type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble,
+                 "a dtype other than float32, float16, bfloat16 or float64");
+  // float64 reads its scales and keeps its products opaque through 64-bit integers.
+  launch.require(type != c10::kDouble ||
+                     (context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64)),
+                 "float64 needs shader-f64 and shader-int64");
+  launch.require(u.dst.dtype == type, "operands of different dtypes");
+  plan.lanes = c10::elementSize(type) == 2 ? 2 : 1;
+  const uint64_t in_count = u.planes * u.h.in * u.w.in, out_count = u.planes * u.h.out * u.w.out;
+  const uint64_t dst_count = u.backward ? in_count : out_count, src_count = u.backward ? out_count : in_count;
+  // Index arithmetic stays in u32, and the float index math is exact only below 2^23.
+  launch.require_u32(in_count, "input elements");
+  launch.require_u32(out_count + plan.lanes, "output elements");
+  launch.require(u.h.in < (1u << 23) && u.w.in < (1u << 23) && u.h.out < (1u << 23) && u.w.out < (1u << 23),
+                 "a spatial size of 2^23 or more");
+  wgsl::UpsampleParams& p = plan.params;
+  p.count = static_cast<uint32_t>(dst_count);
+  p.words = static_cast<uint32_t>((dst_count + plan.lanes - 1) / plan.lanes);
+  p.dst_offset = launch.bind(u.dst, dst_count);
+  p.src_offset = launch.bind(u.src, src_count);
+  launch.require(p.dst_offset % plan.lanes == 0, "an output that does not start on a word");
+  p.in_h = static_cast<uint32_t>(u.h.in);
+  p.in_w = static_cast<uint32_t>(u.w.in);
+  p.out_h = static_cast<uint32_t>(u.h.out);
+  p.out_w = static_cast<uint32_t>(u.w.out);
+  p.rule_h = static_cast<uint32_t>(u.h.rule);
+  p.rule_w = static_cast<uint32_t>(u.w.rule);
+  p.align_corners = u.align_corners ? 1 : 0;
+  p.opaque_zero = 0;
+  const auto put_scale = [&](double scale, uint32_t* words) {
+    if (type == c10::kDouble) {
+      std::memcpy(words, &scale, 8);
+    } else {
+      const float single = static_cast<float>(scale); // exact: the host computed it in float32
+      std::memcpy(words, &single, 4);
+    }
+  };
+  put_scale(u.h.scale, &p.scales[0]);
+  put_scale(u.w.scale, &p.scales[2]);
+  return plan;
+}
+
+} // namespace
+
+std::string upsample_unsupported_reason(runtime::DeviceContext& context, const UpsampleProblem& u) {
+  return plan(context, u).launch.reason();
+}
+
+void upsample(runtime::DeviceContext& context, const UpsampleProblem& u) {
+  Plan plan = kernels::plan(context, u);
+  const c10::ScalarType type = u.src.dtype;
+  const std::string name = std::string("upsample/") + mode_name(u.mode) + (u.backward ? "_backward/" : "/") +
+      dtype_info(type)->name;
+  plan.launch.run(
+      name,
+      [&] {
+        const bool f64 = type == c10::kDouble;
+        return render(wgsl::upsample, {{"mode", std::to_string(static_cast<uint32_t>(u.mode))},
+                                       {"backward", u.backward ? "true" : "false"},
+                                       {"lanes", std::to_string(plan.lanes)},
+                                       {"real", f64 ? "f64" : "f32"},
+                                       {"element", typed_array_type(type)},
+                                       {"scale", f64 ? "bitcast<f64>((u64(hi) << 32u) | u64(lo))" : "bitcast<f32>(lo)"},
+                                       {"rounded", f64 ? "bitcast<f64>(bitcast<u64>(x) | u64(p.opaque_zero))"
+                                                       : "bitcast<f32>(bitcast<u32>(x) | p.opaque_zero)"},
+                                       {"helpers", store_helpers(type)},
+                                       {"load", typed_load(type, "source", "i")},
+                                       {"store", store_form(type, "v")},
+                                       {"workgroup_size", std::to_string(kWorkgroupSize)}});
+      },
+      plan.params, groups_for(plan.params.words));
+}
+
+} // namespace torch_dml::kernels
