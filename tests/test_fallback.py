@@ -6,15 +6,15 @@ import torch_dml
 from helpers import run_python
 
 
-# cumsum / cumprod / scatter have no native kernel yet; when they get one, pick other ops here.
+# renorm / cummax / scatter have no native kernel yet; when they get one, pick other ops here.
 def test_counts_by_overload():
-    x = torch.arange(4.0, device="dml")
+    x = torch.arange(4.0, device="dml").view(2, 2)
     torch_dml.reset_fallback_counts()
-    y = torch.cumsum(x, 0)
-    torch.cumsum(x, 0, out=y)
+    y = torch.renorm(x, 2, 0, 1.0)
+    torch.renorm(x, 2, 0, 1.0, out=y)
     counts = torch_dml.fallback_counts()
-    assert counts.get("aten::cumsum.out") == 2
-    assert torch.equal(y.cpu(), torch.arange(4.0).cumsum(0))
+    assert counts.get("aten::renorm.out") == 2
+    assert torch.equal(y.cpu(), torch.arange(4.0).view(2, 2).renorm(2, 0, 1.0))
     torch_dml.reset_fallback_counts()
     assert torch_dml.fallback_counts() == {}
 
@@ -23,12 +23,12 @@ def test_strict_raises_fallback_error_naming_the_op():
     x = torch.arange(4.0, device="dml")
     with torch_dml.strict():
         assert torch_dml.is_strict()
-        with pytest.raises(torch_dml.FallbackError, match=r"aten::cumsum\.out") as raised:
-            x.cumsum(0)
+        with pytest.raises(torch_dml.FallbackError, match=r"aten::renorm\.out") as raised:
+            x.view(2, 2).renorm(2, 0, 1.0)
     assert isinstance(raised.value, NotImplementedError)
     assert torch_dml.device_name(0) in str(raised.value)
     assert not torch_dml.is_strict()
-    assert torch.equal(x.cumsum(0).cpu(), torch.arange(4.0).cumsum(0))
+    assert torch.equal(x.view(2, 2).renorm(2, 0, 1.0).cpu(), torch.arange(4.0).view(2, 2).renorm(2, 0, 1.0))
 
 
 def test_strict_reaches_backward_threads():
@@ -42,11 +42,11 @@ def test_strict_from_environment():
         "import torch, torch_dml\n"
         "assert torch_dml.is_strict()\n"
         "x = torch.ones(2, device='dml')\n"
-        "try:\n    x.cumsum(0)\nexcept torch_dml.FallbackError as e:\n    print('refused', e)\n",
+        "try:\n    x.view(2, 1).renorm(2, 0, 1.0)\nexcept torch_dml.FallbackError as e:\n    print('refused', e)\n",
         TORCH_DML_STRICT="1",
     )
     assert result.returncode == 0, result.stderr
-    assert "refused" in result.stdout and "aten::cumsum.out" in result.stdout
+    assert "refused" in result.stdout and "aten::renorm.out" in result.stdout
 
 
 def test_warns_once_per_op():
@@ -55,7 +55,7 @@ def test_warns_once_per_op():
         "x = torch.ones(2, device='dml')\n"
         "with warnings.catch_warnings(record=True) as seen:\n"
         "    warnings.simplefilter('always')\n"
-        "    for _ in range(3):\n        x.cumsum(0); x.cumprod(0)\n"
+        "    for _ in range(3):\n        x.view(2, 1).renorm(2, 0, 1.0); x.cummax(0)\n"
         "print(sum('has no native dml kernel' in str(w.message) for w in seen))\n",
         TORCH_DML_FALLBACK_WARN="1",
     )
