@@ -25,7 +25,9 @@ using kernels::ScanOp;
 std::optional<at::Tensor> scan_along(const at::Tensor& self, int64_t dim, ScanOp op) {
   const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const at::Tensor rows = self.dim() == 0 ? self.reshape({1}) : self.movedim(d, -1).contiguous();
-  at::Tensor out = at::empty(rows.sizes(), rows.options().dtype(kernels::scan_accumulation_type(self.scalar_type())));
+  runtime::DeviceContext& context = context_of(self);
+  at::Tensor out =
+      at::empty(rows.sizes(), rows.options().dtype(kernels::scan_accumulation_type(context, self.scalar_type(), op)));
   if (out.numel() > 0) {
     kernels::ScanProblem problem;
     problem.op = op;
@@ -33,7 +35,6 @@ std::optional<at::Tensor> scan_along(const at::Tensor& self, int64_t dim, ScanOp
     problem.rows = static_cast<uint64_t>(rows.numel()) / problem.length;
     problem.out = device_ref(out);
     problem.src = device_ref(rows);
-    runtime::DeviceContext& context = context_of(self);
     if (!kernels::scan_unsupported_reason(context, problem).empty()) return std::nullopt;
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     kernels::scan(context, problem);

@@ -31,10 +31,10 @@ void Launch::require_u32(uint64_t count, std::string_view what) {
 }
 
 void Launch::dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
-                      size_t params_size, uint64_t groups) {
+                      size_t params_size, uint64_t groups, const char* entry) {
   TORCH_CHECK(ok(), "torch_dml: ", op_, " of ", dtype_, " cannot run on ", context_.describe(), ": ", reason_);
   if (groups == 0) return;
-  WGPUComputePipeline compiled = pipeline(context_, kernel, count_, make_source);
+  WGPUComputePipeline compiled = pipeline(context_, kernel, count_, make_source, entry);
   const Grid grid = grid_for(context_, groups);
   context_.stream().dispatch(compiled, count_, bindings_, params, params_size, grid.x, grid.y);
 }

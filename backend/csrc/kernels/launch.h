@@ -48,17 +48,18 @@ class Launch {
 
   runtime::DeviceContext& context() const { return context_; }
 
-  // Compiles `make_source()` under `kernel` the first time, then dispatches `groups` workgroups with
-  // `params` as the uniform block. Throws the recorded reason when the launch cannot run.
+  // Compiles `make_source()` under `kernel` the first time (entry point `entry`: the name must tell
+  // entry points apart), then dispatches `groups` workgroups with `params` as the uniform block.
+  // Throws the recorded reason when the launch cannot run.
   template <typename P>
   void run(const std::string& kernel, const std::function<std::string()>& make_source, const P& params,
-           uint64_t groups) {
-    dispatch(kernel, make_source, &params, sizeof(P), groups);
+           uint64_t groups, const char* entry = "main") {
+    dispatch(kernel, make_source, &params, sizeof(P), groups, entry);
   }
 
  private:
   void dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
-                size_t params_size, uint64_t groups);
+                size_t params_size, uint64_t groups, const char* entry);
 
   runtime::DeviceContext& context_;
   std::string_view op_;

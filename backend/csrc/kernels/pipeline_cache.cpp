@@ -52,7 +52,7 @@ Cache& cache_for(int device) {
 } // namespace
 
 WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string& name, uint32_t storage_count,
-                             const std::function<std::string()>& make_source) {
+                             const std::function<std::string()>& make_source, const char* entry) {
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
   Cache& cache = cache_for(context.index());
   auto found = cache.by_name.find(name);
@@ -72,7 +72,7 @@ WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string&
   descriptor.label = webgpu::view(name.c_str());
   descriptor.layout = context.stream().pipeline_layout(storage_count);
   descriptor.compute.module = module.get();
-  descriptor.compute.entryPoint = webgpu::view("main");
+  descriptor.compute.entryPoint = webgpu::view(entry);
   webgpu::ComputePipeline created(wgpu().DeviceCreateComputePipeline(context.device(), &descriptor));
   if (auto error = scope.pop()) {
     TORCH_CHECK(false, "torch_dml: kernel '", name, "' failed to compile on ", context.describe(), ": ",

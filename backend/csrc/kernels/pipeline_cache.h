@@ -14,9 +14,9 @@ namespace torch_dml::kernels {
 // Returns the pipeline cached under `name` on this device, compiling `make_source()` the first time.
 // Modules are created "trusted" with bounds checks kept: the default path adds naga's loop bounding,
 // which makes loop-heavy kernels 10-20x slower on NVIDIA. A compile failure throws with naga's
-// diagnostics and the kernel name.
+// diagnostics and the kernel name. `entry` names the entry point (a .wgsl file may hold several).
 WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string& name, uint32_t storage_count,
-                             const std::function<std::string()>& make_source);
+                             const std::function<std::string()>& make_source, const char* entry = "main");
 
 // A kernel identified without building its name: the family's address (any object unique to it, such
 // as an op table row) and its variant packed into 64 bits.

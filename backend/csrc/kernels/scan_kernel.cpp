@@ -18,8 +18,7 @@ const char* op_name(ScanOp op) {
   return "?";
 }
 
-Value accumulation_value(c10::ScalarType type) {
-  const c10::ScalarType acc = scan_accumulation_type(type);
+Value value_of(c10::ScalarType acc) {
   return acc == c10::kDouble ? Value::F64 : acc == c10::kLong ? Value::I64 : Value::F32;
 }
 
@@ -32,12 +31,13 @@ Plan plan(runtime::DeviceContext& context, const ScanProblem& s) {
   Plan plan{Launch(context, std::string("scan (") + op_name(s.op) + ")", s.src.dtype), {}};
   Launch& launch = plan.launch;
   const auto info = dtype_info(s.src.dtype);
-  const c10::ScalarType acc = scan_accumulation_type(s.src.dtype);
   launch.require(info.has_value() && (!info->needs || context.has(*info->needs)), "a dtype the adapter cannot compute on");
-  launch.require(acc != c10::kLong || context.has(runtime::Feature::ShaderInt64), "int64 sums need shader-int64");
-  launch.require(acc != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 needs shader-f64");
-  launch.require(s.op != ScanOp::LogSumExp || acc == c10::kFloat, "logcumsumexp only in float32 arithmetic");
-  launch.require(s.out.dtype == acc, "an output not in the accumulation dtype");
+  launch.require(s.out.dtype == scan_accumulation_type(context, s.src.dtype, s.op),
+                 "an output not in the accumulation dtype");
+  launch.require(s.out.dtype != c10::kLong || context.has(runtime::Feature::ShaderInt64), "int64 sums need shader-int64");
+  launch.require(s.out.dtype != c10::kDouble ||
+                     (context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64)),
+                 "float64 needs shader-f64 and shader-int64");
   launch.require_u32(s.rows * s.length, "elements");
   plan.params.rows = static_cast<uint32_t>(s.rows);
   plan.params.length = static_cast<uint32_t>(s.length);
@@ -48,7 +48,7 @@ Plan plan(runtime::DeviceContext& context, const ScanProblem& s) {
 
 std::string source(const ScanProblem& s) {
   const c10::ScalarType type = s.src.dtype;
-  const Value acc = accumulation_value(type);
+  const Value acc = value_of(s.out.dtype);
   const std::string acc_type = wgsl_type(acc);
   const Value value = dtype_info(type)->value;
   const char* src_array = type == c10::kDouble ? "array<f64>" : type == c10::kLong ? "array<i64>" : "array<u32>";
@@ -59,8 +59,8 @@ std::string source(const ScanProblem& s) {
   } else if (s.op == ScanOp::LogSumExp) {
     // The elementwise family's logaddexp: NaN and infinities by test, log1p for the small term.
     combine = "logaddexp_(a, b)";
-    identity = "bitcast<f32>(0xff800000u)";
-    helpers = math_helpers(combine, Value::F32);
+    identity = acc_type + "(bitcast<f32>(0xff800000u))";
+    helpers = math_helpers(combine, acc);
   }
   return render(wgsl::scan, {{"acc", acc_type},
                              {"src_array", src_array},
@@ -73,10 +73,11 @@ std::string source(const ScanProblem& s) {
 
 } // namespace
 
-c10::ScalarType scan_accumulation_type(c10::ScalarType type) {
+c10::ScalarType scan_accumulation_type(runtime::DeviceContext& context, c10::ScalarType type, ScanOp op) {
   if (type == c10::kDouble) return c10::kDouble;
-  if (c10::isFloatingType(type)) return c10::kFloat;
-  return c10::kLong;
+  if (!c10::isFloatingType(type)) return c10::kLong;
+  const bool wide = context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64);
+  return op == ScanOp::LogSumExp && wide ? c10::kDouble : c10::kFloat;
 }
 
 std::string scan_unsupported_reason(runtime::DeviceContext& context, const ScanProblem& s) {
@@ -85,7 +86,8 @@ std::string scan_unsupported_reason(runtime::DeviceContext& context, const ScanP
 
 void scan(runtime::DeviceContext& context, const ScanProblem& s) {
   Plan plan = kernels::plan(context, s);
-  const std::string name = std::string("scan/") + op_name(s.op) + "/" + dtype_info(s.src.dtype)->name;
+  const std::string name = std::string("scan/") + op_name(s.op) + "/" + dtype_info(s.src.dtype)->name + "/" +
+      dtype_info(s.out.dtype)->name;
   plan.launch.run(name, [&] { return source(s); }, plan.params, s.rows);
 }
 

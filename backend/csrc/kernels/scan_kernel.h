@@ -13,12 +13,15 @@ enum class ScanOp { Sum, Product, LogSumExp };
 struct ScanProblem {
   ScanOp op = ScanOp::Sum;
   uint64_t rows = 0, length = 0;
-  DeviceTensorRef out; // the accumulation dtype: float32 (for float32/16, bfloat16), float64, int64 (integers, bool)
+  DeviceTensorRef out; // in the accumulation dtype (scan_accumulation_type)
   DeviceTensorRef src; // contiguous rows
 };
 
-// The dtype a scan of `type` accumulates and writes in.
-c10::ScalarType scan_accumulation_type(c10::ScalarType type);
+// The dtype a scan of `type` accumulates and writes in on this adapter: int64 for integers and bool,
+// float64 for float64, float32 for the other floats, except logcumsumexp, which accumulates in
+// float64 where the adapter can: its backward takes differences of exponentials of the result, which
+// magnify a float32 scan's rounding (the CPU accumulates every float scan in double).
+c10::ScalarType scan_accumulation_type(runtime::DeviceContext& context, c10::ScalarType type, ScanOp op);
 
 std::string scan_unsupported_reason(runtime::DeviceContext& context, const ScanProblem& problem);
 void scan(runtime::DeviceContext& context, const ScanProblem& problem);

@@ -205,6 +205,54 @@ static_assert(offsetof(IndexSortScanParams, counts_offset) == 4);
 static_assert(offsetof(IndexSortScanParams, starts_offset) == 8);
 static_assert(sizeof(IndexSortScanParams) == 16);
 
+// The uniform block of layer_norm.wgsl.
+struct alignas(16) LayerNormParams {
+  uint32_t rows = {};
+  uint32_t length = {};
+  float eps = {};
+  uint32_t out_offset = {};
+  uint32_t mean_offset = {};
+  uint32_t rstd_offset = {};
+  uint32_t x_offset = {};
+  uint32_t weight_offset = {};
+  uint32_t bias_offset = {};
+  uint32_t pad0_[3] = {};
+};
+static_assert(offsetof(LayerNormParams, rows) == 0);
+static_assert(offsetof(LayerNormParams, length) == 4);
+static_assert(offsetof(LayerNormParams, eps) == 8);
+static_assert(offsetof(LayerNormParams, out_offset) == 12);
+static_assert(offsetof(LayerNormParams, mean_offset) == 16);
+static_assert(offsetof(LayerNormParams, rstd_offset) == 20);
+static_assert(offsetof(LayerNormParams, x_offset) == 24);
+static_assert(offsetof(LayerNormParams, weight_offset) == 28);
+static_assert(offsetof(LayerNormParams, bias_offset) == 32);
+static_assert(sizeof(LayerNormParams) == 48);
+
+// The uniform block of layer_norm_backward.wgsl.
+struct alignas(16) LayerNormBackwardParams {
+  uint32_t rows = {};
+  uint32_t length = {};
+  uint32_t grad_input_offset = {};
+  uint32_t weighted_offset = {};
+  uint32_t g_offset = {};
+  uint32_t x_offset = {};
+  uint32_t mean_offset = {};
+  uint32_t rstd_offset = {};
+  uint32_t weight_offset = {};
+  uint32_t pad0_[3] = {};
+};
+static_assert(offsetof(LayerNormBackwardParams, rows) == 0);
+static_assert(offsetof(LayerNormBackwardParams, length) == 4);
+static_assert(offsetof(LayerNormBackwardParams, grad_input_offset) == 8);
+static_assert(offsetof(LayerNormBackwardParams, weighted_offset) == 12);
+static_assert(offsetof(LayerNormBackwardParams, g_offset) == 16);
+static_assert(offsetof(LayerNormBackwardParams, x_offset) == 20);
+static_assert(offsetof(LayerNormBackwardParams, mean_offset) == 24);
+static_assert(offsetof(LayerNormBackwardParams, rstd_offset) == 28);
+static_assert(offsetof(LayerNormBackwardParams, weight_offset) == 32);
+static_assert(sizeof(LayerNormBackwardParams) == 48);
+
 // The uniform block of scan.wgsl.
 struct alignas(16) ScanParams {
   uint32_t rows = {};
@@ -217,6 +265,22 @@ static_assert(offsetof(ScanParams, length) == 4);
 static_assert(offsetof(ScanParams, src_offset) == 8);
 static_assert(offsetof(ScanParams, out_offset) == 12);
 static_assert(sizeof(ScanParams) == 16);
+
+// The uniform block of softmax.wgsl.
+struct alignas(16) SoftmaxParams {
+  uint32_t rows = {};
+  uint32_t length = {};
+  uint32_t input_offset = {};
+  uint32_t out_offset = {};
+  uint32_t grad_offset = {};
+  uint32_t pad0_[3] = {};
+};
+static_assert(offsetof(SoftmaxParams, rows) == 0);
+static_assert(offsetof(SoftmaxParams, length) == 4);
+static_assert(offsetof(SoftmaxParams, input_offset) == 8);
+static_assert(offsetof(SoftmaxParams, out_offset) == 12);
+static_assert(offsetof(SoftmaxParams, grad_offset) == 16);
+static_assert(sizeof(SoftmaxParams) == 32);
 
 // The uniform block of sort.wgsl.
 struct alignas(16) SortParams {

@@ -32,31 +32,50 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 // ---- end of lib/grid.wgsl ----
 // ---- lib/channel_reduce.wgsl ----
 // Per-channel reductions of an (outer, channels, inner) view, one workgroup per channel: batch
-// normalisation's statistics and its backward sums. The host fills {{acc}} (f32 or f64) and
-// {{workgroup_size}} (a power of two).
+// normalisation's statistics and its backward sums, folded by lib/workgroup_reduce.wgsl's
+// workgroup_sum. The host fills {{acc}} (f32 or f64) and {{workgroup_size}} (a power of two).
+// ---- lib/workgroup_reduce.wgsl ----
+// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
+// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
+// power of two; call from uniform control flow.
 
-var<workgroup> channel_partial: array<{{acc}}, {{workgroup_size}}>;
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      partial[lane] = partial[lane] + partial[lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[0];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = partial[lane + stride];
+      partial[lane] = select(partial[lane], other, other > partial[lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = partial[0];
+  workgroupBarrier();
+  return largest;
+}
+// ---- end of lib/workgroup_reduce.wgsl ----
 // Memory index (from the operand's first element) of element j of channel c, j running over the
 // channel's `outer * inner` elements: NCHW has inner = H * W, channels_last (NHWC) inner = 1.
 fn channel_element(c: u32, j: u32, channels: u32, inner: u32) -> u32 {
   return (j / inner) * channels * inner + c * inner + j % inner;
-}
-
-// The sum of every lane's `value`, added in one fixed tree order (the same bits on every run and
-// every adapter that rounds IEEE additions), handed to every lane. Call from uniform control flow.
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  channel_partial[lane] = value;
-  workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
-    if (lane < stride) {
-      channel_partial[lane] = channel_partial[lane] + channel_partial[lane + stride];
-    }
-    workgroupBarrier();
-  }
-  let total = channel_partial[0];
-  workgroupBarrier();
-  return total;
 }
 // ---- end of lib/channel_reduce.wgsl ----
 struct Params {
@@ -257,31 +276,50 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 // ---- end of lib/grid.wgsl ----
 // ---- lib/channel_reduce.wgsl ----
 // Per-channel reductions of an (outer, channels, inner) view, one workgroup per channel: batch
-// normalisation's statistics and its backward sums. The host fills {{acc}} (f32 or f64) and
-// {{workgroup_size}} (a power of two).
+// normalisation's statistics and its backward sums, folded by lib/workgroup_reduce.wgsl's
+// workgroup_sum. The host fills {{acc}} (f32 or f64) and {{workgroup_size}} (a power of two).
+// ---- lib/workgroup_reduce.wgsl ----
+// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
+// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
+// power of two; call from uniform control flow.
 
-var<workgroup> channel_partial: array<{{acc}}, {{workgroup_size}}>;
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      partial[lane] = partial[lane] + partial[lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[0];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = partial[lane + stride];
+      partial[lane] = select(partial[lane], other, other > partial[lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = partial[0];
+  workgroupBarrier();
+  return largest;
+}
+// ---- end of lib/workgroup_reduce.wgsl ----
 // Memory index (from the operand's first element) of element j of channel c, j running over the
 // channel's `outer * inner` elements: NCHW has inner = H * W, channels_last (NHWC) inner = 1.
 fn channel_element(c: u32, j: u32, channels: u32, inner: u32) -> u32 {
   return (j / inner) * channels * inner + c * inner + j % inner;
-}
-
-// The sum of every lane's `value`, added in one fixed tree order (the same bits on every run and
-// every adapter that rounds IEEE additions), handed to every lane. Call from uniform control flow.
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  channel_partial[lane] = value;
-  workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
-    if (lane < stride) {
-      channel_partial[lane] = channel_partial[lane] + channel_partial[lane + stride];
-    }
-    workgroupBarrier();
-  }
-  let total = channel_partial[0];
-  workgroupBarrier();
-  return total;
 }
 // ---- end of lib/channel_reduce.wgsl ----
 struct Params {
@@ -691,6 +729,234 @@ fn main(@builtin(local_invocation_index) lid: u32) {
 )wgsl",
 index_sort_scan_holes, 1};
 
+inline constexpr std::string_view layer_norm_holes[] = {"acc", "workgroup_size", "load_x", "apply_weight", "apply_bias"};
+inline constexpr Family layer_norm{"layer_norm",
+R"wgsl(// Layer normalisation over contiguous rows, forward: a workgroup per row takes the mean, then the
+// mean square deviation from it (two passes, so a constant row has variance exactly 0), writes mean and
+// rstd, then the normalised row with the optional weight and bias. float32 arithmetic; row sums fold
+// with lib/workgroup_reduce.wgsl. Without a weight or bias the caller binds the input in its place
+// (never read), so every variant has the same bindings.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/workgroup_reduce.wgsl ----
+// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
+// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
+// power of two; call from uniform control flow.
+
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      partial[lane] = partial[lane] + partial[lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[0];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = partial[lane + stride];
+      partial[lane] = select(partial[lane], other, other > partial[lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = partial[0];
+  workgroupBarrier();
+  return largest;
+}
+// ---- end of lib/workgroup_reduce.wgsl ----
+// ---- lib/layer_norm_rows.wgsl ----
+// Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in float32.
+
+fn x_at(i: u32) -> f32 {
+  return {{load_x}};
+}
+// ---- end of lib/layer_norm_rows.wgsl ----
+struct Params {
+  rows: u32,
+  length: u32,
+  eps: f32,
+  out_offset: u32,
+  mean_offset: u32,
+  rstd_offset: u32,
+  x_offset: u32,
+  weight_offset: u32,
+  bias_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> mean_out: array<f32>;
+@group(0) @binding(2) var<storage, read_write> rstd_out: array<f32>;
+@group(0) @binding(3) var<storage, read_write> x: array<u32>;
+@group(0) @binding(4) var<storage, read_write> weight: array<u32>;
+@group(0) @binding(5) var<storage, read_write> bias: array<u32>;
+@group(0) @binding(6) var<uniform> p: Params;
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {
+  let row = flat_group(group, groups);
+  if (row >= p.rows) { return; }
+  let base = p.x_offset + row * p.length;
+  var total = 0.0f;
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) { total += x_at(base + i); }
+  let mean = workgroup_sum(lane, total) / f32(p.length);
+  var squares = 0.0f;
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) { squares += (x_at(base + i) - mean) * (x_at(base + i) - mean); }
+  let rstd = inverseSqrt(workgroup_sum(lane, squares) / f32(p.length) + p.eps);
+  if (lane == 0u) {
+    mean_out[p.mean_offset + row] = mean;
+    rstd_out[p.rstd_offset + row] = rstd;
+  }
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    var v = (x_at(base + i) - mean) * rstd;
+    v = {{apply_weight}};
+    v = {{apply_bias}};
+    out[p.out_offset + row * p.length + i] = v;
+  }
+}
+)wgsl",
+layer_norm_holes, 5};
+
+inline constexpr std::string_view layer_norm_backward_holes[] = {"acc", "workgroup_size", "load_x", "load_g", "load_weight"};
+inline constexpr Family layer_norm_backward{"layer_norm_backward",
+R"wgsl(// Layer normalisation's input gradient over contiguous rows, and `weighted` = grad * normalised input
+// (whose column sums the caller takes with the reduce kernel for the weight gradient): a workgroup per
+// row, float32 arithmetic, row sums folded with lib/workgroup_reduce.wgsl. Without a weight the caller
+// binds the input in its place (never read).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/workgroup_reduce.wgsl ----
+// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
+// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
+// power of two; call from uniform control flow.
+
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      partial[lane] = partial[lane] + partial[lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[0];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = partial[lane + stride];
+      partial[lane] = select(partial[lane], other, other > partial[lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = partial[0];
+  workgroupBarrier();
+  return largest;
+}
+// ---- end of lib/workgroup_reduce.wgsl ----
+// ---- lib/layer_norm_rows.wgsl ----
+// Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in float32.
+
+fn x_at(i: u32) -> f32 {
+  return {{load_x}};
+}
+// ---- end of lib/layer_norm_rows.wgsl ----
+struct Params {
+  rows: u32,
+  length: u32,
+  grad_input_offset: u32,
+  weighted_offset: u32,
+  g_offset: u32,
+  x_offset: u32,
+  mean_offset: u32,
+  rstd_offset: u32,
+  weight_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> grad_input: array<f32>;
+@group(0) @binding(1) var<storage, read_write> weighted: array<f32>;
+@group(0) @binding(2) var<storage, read_write> g: array<u32>;
+@group(0) @binding(3) var<storage, read_write> x: array<u32>;
+@group(0) @binding(4) var<storage, read_write> mean: array<f32>;
+@group(0) @binding(5) var<storage, read_write> rstd: array<f32>;
+@group(0) @binding(6) var<storage, read_write> weight: array<u32>;
+@group(0) @binding(7) var<uniform> p: Params;
+
+fn g_at(i: u32) -> f32 {
+  return {{load_g}};
+}
+
+fn weight_at(i: u32) -> f32 {
+  return {{load_weight}};
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {
+  let row = flat_group(group, groups);
+  if (row >= p.rows) { return; }
+  let gbase = p.g_offset + row * p.length;
+  let xbase = p.x_offset + row * p.length;
+  let mu = mean[p.mean_offset + row];
+  let r = rstd[p.rstd_offset + row];
+  var sum_gw = 0.0f;
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) { sum_gw += g_at(gbase + i) * weight_at(i); }
+  sum_gw = workgroup_sum(lane, sum_gw);
+  var sum_gw_xhat = 0.0f;
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    sum_gw_xhat += g_at(gbase + i) * weight_at(i) * (x_at(xbase + i) - mu) * r;
+  }
+  sum_gw_xhat = workgroup_sum(lane, sum_gw_xhat);
+  let n = f32(p.length);
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    let xhat = (x_at(xbase + i) - mu) * r;
+    let gw = g_at(gbase + i) * weight_at(i);
+    grad_input[p.grad_input_offset + row * p.length + i] = r * (gw - sum_gw / n - xhat * sum_gw_xhat / n);
+    weighted[p.weighted_offset + row * p.length + i] = g_at(gbase + i) * xhat;
+  }
+}
+)wgsl",
+layer_norm_backward_holes, 5};
+
 inline constexpr std::string_view scan_holes[] = {"workgroup_size", "acc", "src_array", "helpers", "combine", "load", "identity"};
 inline constexpr Family scan{"scan",
 R"wgsl(// Inclusive scans along contiguous rows (cumsum, cumprod, logcumsumexp): one workgroup per row walks it
@@ -759,6 +1025,169 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
 }
 )wgsl",
 scan_holes, 7};
+
+inline constexpr std::string_view softmax_holes[] = {"acc", "workgroup_size", "array", "math", "load_input", "load_grad", "lowest", "exp", "log"};
+inline constexpr Family softmax{"softmax",
+R"wgsl(// Softmax and log-softmax over the last dim of contiguous (rows, length) views, forward and backward,
+// one entry point each: a workgroup per row folds the row (its max, the sum of exponentials, or a
+// dot product with the gradient) with lib/workgroup_reduce.wgsl, then writes it. Computes in {{acc}}:
+// float32 for every dtype but float64. A NaN in a row reaches every output of the row through the sum.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/workgroup_reduce.wgsl ----
+// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
+// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
+// power of two; call from uniform control flow.
+
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      partial[lane] = partial[lane] + partial[lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[0];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[lane] = value;
+  workgroupBarrier();
+  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = partial[lane + stride];
+      partial[lane] = select(partial[lane], other, other > partial[lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = partial[0];
+  workgroupBarrier();
+  return largest;
+}
+// ---- end of lib/workgroup_reduce.wgsl ----
+struct Params {
+  rows: u32,
+  length: u32,
+  input_offset: u32, // forward: x; backward: the forward's output y
+  out_offset: u32,
+  grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
+@group(0) @binding(1) var<storage, read_write> input: {{array}};
+@group(0) @binding(2) var<storage, read_write> grad: {{array}};
+@group(0) @binding(3) var<uniform> p: Params;
+
+{{math}}
+
+fn x_at(i: u32) -> {{acc}} {
+  return {{load_input}};
+}
+
+fn g_at(i: u32) -> {{acc}} {
+  return {{load_grad}};
+}
+
+fn row_max(lane: u32, base: u32) -> {{acc}} {
+  var largest = {{acc}}({{lowest}});
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    let v = x_at(base + i);
+    largest = select(largest, v, v > largest);
+  }
+  return workgroup_max(lane, largest);
+}
+
+fn row_exp_sum(lane: u32, base: u32, largest: {{acc}}) -> {{acc}} {
+  var sum = {{acc}}(0);
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    sum = sum + {{exp}}(x_at(base + i) - largest);
+  }
+  return workgroup_sum(lane, sum);
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+           @builtin(local_invocation_index) lane: u32) {
+  let row = flat_group(group, groups);
+  if (row >= p.rows) { return; }
+  let base = p.input_offset + row * p.length;
+  let out_base = p.out_offset + row * p.length;
+  let largest = row_max(lane, base);
+  let total = row_exp_sum(lane, base, largest);
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    out[out_base + i] = {{exp}}(x_at(base + i) - largest) / total;
+  }
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn log_softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+               @builtin(local_invocation_index) lane: u32) {
+  let row = flat_group(group, groups);
+  if (row >= p.rows) { return; }
+  let base = p.input_offset + row * p.length;
+  let out_base = p.out_offset + row * p.length;
+  let largest = row_max(lane, base);
+  let log_total = {{log}}(row_exp_sum(lane, base, largest));
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    out[out_base + i] = x_at(base + i) - largest - log_total;
+  }
+}
+
+// dx = y * (dy - sum(dy * y))
+@compute @workgroup_size({{workgroup_size}})
+fn softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                    @builtin(local_invocation_index) lane: u32) {
+  let row = flat_group(group, groups);
+  if (row >= p.rows) { return; }
+  let base = p.input_offset + row * p.length;
+  let grad_base = p.grad_offset + row * p.length;
+  let out_base = p.out_offset + row * p.length;
+  var dot = {{acc}}(0);
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    dot = dot + g_at(grad_base + i) * x_at(base + i);
+  }
+  dot = workgroup_sum(lane, dot);
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    out[out_base + i] = x_at(base + i) * (g_at(grad_base + i) - dot);
+  }
+}
+
+// dx = dy - exp(y) * sum(dy)
+@compute @workgroup_size({{workgroup_size}})
+fn log_softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                        @builtin(local_invocation_index) lane: u32) {
+  let row = flat_group(group, groups);
+  if (row >= p.rows) { return; }
+  let base = p.input_offset + row * p.length;
+  let grad_base = p.grad_offset + row * p.length;
+  let out_base = p.out_offset + row * p.length;
+  var total = {{acc}}(0);
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    total = total + g_at(grad_base + i);
+  }
+  total = workgroup_sum(lane, total);
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    out[out_base + i] = g_at(grad_base + i) - {{exp}}(x_at(base + i)) * total;
+  }
+}
+)wgsl",
+softmax_holes, 9};
 
 inline constexpr std::string_view sort_holes[] = {"capacity", "src_array", "key", "key_function", "load", "key_of_v", "workgroup_size"};
 inline constexpr Family sort{"sort",
