@@ -74,3 +74,39 @@ def test_flip(dtype):
     for dims in ((0,), (2,), (0, 2), (-1, 1, 0)):
         _both(lambda t, dims=dims: torch.flip(t, dims), x)
     _both(lambda t: torch.flip(t.transpose(0, 2), (1,)), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32], ids=str)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_scatter_add(dtype, dim):
+    gen = torch.Generator().manual_seed(4)
+    x = make_tensor((4, 5, 3), dtype) if not dtype.is_floating_point else torch.randn(4, 5, 3, generator=gen).to(dtype)
+    src = make_tensor((6, 6, 6), dtype, seed=1) if not dtype.is_floating_point else \
+        torch.randn(6, 6, 6, generator=gen).to(dtype)
+    shape = [2, 4, 3]
+    shape[dim] = 5
+    index = torch.randint(0, x.shape[dim], shape, generator=gen)
+    expected = torch.scatter_add(x, dim, index, src)
+    actual = torch.scatter_add(x.to("dml"), dim, index.to("dml"), src.to("dml"))
+    torch.testing.assert_close(actual.cpu(), expected, rtol=1e-2, atol=1e-2)
+    inplace = x.to("dml")
+    inplace.scatter_add_(dim, index.to("dml"), src.to("dml"))
+    torch.testing.assert_close(inplace.cpu(), expected, rtol=1e-2, atol=1e-2)
+
+
+def test_gather_and_indexing_train_natively():
+    """The backward of gather is a scatter_add and that of x[idx] an accumulating index_put_: both
+    native, repeated indices summed."""
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(5, 4, generator=gen)
+    index = torch.tensor([[0, 0, 3, 3], [4, 4, 4, 1]])
+    rows = torch.tensor([1, 1, 3, 0, 1])
+    mask = torch.tensor([True, False, True, True, False])
+    grads = []
+    for device in ("cpu", "dml"):
+        leaf = x.detach().to(device).requires_grad_()
+        y = torch.gather(leaf, 0, index.to(device)).sum() * 2 + (leaf[rows.to(device)] ** 2).sum() + \
+            leaf[mask.to(device)].sum()
+        y.backward()
+        grads.append(leaf.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0])

@@ -8,7 +8,9 @@
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/flip_ops.h>
+#include <ATen/ops/_index_put_impl_ops.h>
 #include <ATen/ops/gather_ops.h>
+#include <ATen/ops/scatter_add_ops.h>
 #include <ATen/ops/masked_select_ops.h>
 #include <ATen/ops/index_ops.h>
 #include <ATen/ops/take_ops.h>
@@ -119,33 +121,33 @@ at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& in
 // x[indices]: integer index tensors (broadcast together) select along their dims; dims without an
 // index are kept. The selected dims go where the first index is when the indexed dims are adjacent,
 // else to the front (NumPy's rule).
-at::Tensor index_elements(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+// The linear positions, in a contiguous tensor of self's shape, of the elements x[indices] selects,
+// shaped as the result; nullopt when an index is not one the native path takes (the caller falls back).
+// Integer index tensors (broadcast together) select along their dims and dims without an index are
+// kept; a boolean mask over k dims counts as its k coordinate tensors. The selected dims go where the
+// first index is when the indexed dims are adjacent, else to the front (NumPy's rule).
+std::optional<at::Tensor> indexed_positions(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   std::vector<int64_t> indexed;
   std::vector<at::Tensor> tensors;
-  const auto fallback = [&] {
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_Tensor>::call(self, indices);
-  };
-  bool native = self.dim() > 0 && int64_arithmetic(self);
+  if (self.dim() == 0 || !int64_arithmetic(self)) return std::nullopt;
   int64_t dim = 0;
-  for (size_t i = 0; native && i < indices.size(); ++i) {
+  for (size_t i = 0; i < indices.size(); ++i) {
     const std::optional<at::Tensor> index = indices[i];
     if (!index || !index->defined()) {
       ++dim;
       continue;
     }
     const c10::ScalarType type = index->scalar_type();
-    native = (index->device() == self.device() || index->is_cpu()) &&
-        (type == c10::kLong || type == c10::kInt || type == c10::kBool || type == c10::kByte);
-    if (!native) break;
+    if ((index->device() != self.device() && !index->is_cpu()) ||
+        (type != c10::kLong && type != c10::kInt && type != c10::kBool && type != c10::kByte))
+      return std::nullopt;
     const at::Tensor on_device = index->to(self.device()); // CPU indices are allowed, as on CUDA
     if (type == c10::kBool || type == c10::kByte) {
       // A mask over the next mask.dim() dims selects the positions where it is set.
-      native = dim + on_device.dim() <= self.dim() &&
-          on_device.sizes().equals(self.sizes().slice(dim, on_device.dim()));
-      if (!native) break;
-      c10::DeviceGuard guard(self.device());
+      if (dim + on_device.dim() > self.dim() || !on_device.sizes().equals(self.sizes().slice(dim, on_device.dim())))
+        return std::nullopt;
       const std::optional<at::Tensor> positions = set_positions(on_device.reshape({-1}));
-      if (!positions) return fallback();
+      if (!positions) return std::nullopt;
       for (const at::Tensor& coordinate : unravel(*positions, on_device.sizes())) {
         indexed.push_back(dim++);
         tensors.push_back(coordinate);
@@ -155,9 +157,7 @@ at::Tensor index_elements(const at::Tensor& self, const c10::List<std::optional<
       tensors.push_back(on_device);
     }
   }
-  native = native && dim <= self.dim();
-  if (!native || tensors.empty()) return fallback();
-  c10::DeviceGuard guard(self.device());
+  if (dim > self.dim() || tensors.empty()) return std::nullopt;
   std::vector<int64_t> low, high;
   for (int64_t d : indexed) {
     low.push_back(-self.size(d));
@@ -189,8 +189,73 @@ at::Tensor index_elements(const at::Tensor& self, const c10::List<std::optional<
     const int64_t axis = static_cast<int64_t>(k) + (adjacent && d < at ? 0 : selection_rank);
     linear = linear + axis_offsets(self.size(d), strides[d], axis, rank, linear.options());
   }
-  if (auto out = take_linear(self, linear)) return *out;
-  return fallback();
+  return linear;
+}
+
+at::Tensor index_elements(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  c10::DeviceGuard guard(self.device());
+  if (const std::optional<at::Tensor> linear = indexed_positions(self, indices))
+    if (auto out = take_linear(self, *linear)) return *out;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_Tensor>::call(self, indices);
+}
+
+// x.flatten()[linear] += values, every position's terms summed in position order (index_add's
+// deterministic kernel, through the dispatcher). x must be contiguous.
+void add_at_positions(at::Tensor& contiguous, const at::Tensor& linear, const at::Tensor& values) {
+  contiguous.view({-1}).index_add_(0, linear.reshape({-1}), values.expand(linear.sizes()).reshape({-1}));
+}
+
+// x[indices] += values (index_put_ with accumulate, the backward of advanced indexing): natively for
+// the indices indexed_positions takes; assignment without accumulate has no native kernel yet.
+at::Tensor& index_put_impl(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                           const at::Tensor& values, bool accumulate, bool unsafe) {
+  if (accumulate && values.scalar_type() == self.scalar_type() && values.device() == self.device()) {
+    c10::DeviceGuard guard(self.device());
+    if (const std::optional<at::Tensor> linear = indexed_positions(self, indices)) {
+      at::Tensor target = self.is_contiguous() ? self : self.contiguous();
+      add_at_positions(target, *linear, values);
+      if (!target.is_same(self)) self.copy_(target);
+      return self;
+    }
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_index_put_impl_>::call(self, indices, values,
+                                                                                      accumulate, unsafe);
+}
+
+// scatter_add: self[..., index[i, j], ...] += src[i, j] along `dim` (index's extent of src, as on the
+// CPU), as one index_add over linear positions.
+at::Tensor add_scattered(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  bool native = native_indices(self, index) && self.dim() > 0 && index.dim() == self.dim() &&
+      src.dim() == self.dim() && src.scalar_type() == self.scalar_type() && src.device() == self.device();
+  for (int64_t i = 0; native && i < self.dim(); ++i)
+    native = index.size(i) <= src.size(i) && (i == d || index.size(i) <= self.size(i));
+  if (native) {
+    c10::DeviceGuard guard(self.device());
+    at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
+    if (index.numel() == 0) return out;
+    check_ranges({index}, {0}, {self.size(d)}, "scatter_add()");
+    const auto strides = c10::contiguous_strides(self.sizes());
+    at::Tensor linear = index * strides[d];
+    for (int64_t i = 0; i < self.dim(); ++i)
+      if (i != d) linear = linear + axis_offsets(index.size(i), strides[i], i, self.dim(), index.options());
+    at::Tensor values = src;
+    for (int64_t i = 0; i < self.dim(); ++i) values = values.narrow(i, 0, index.size(i));
+    add_at_positions(out, linear, values);
+    return out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_add>::call(self, dim, index, src);
+}
+
+at::Tensor& scatter_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                            at::Tensor& out) {
+  assign_out(out, add_scattered(self, dim, index, src));
+  return out;
+}
+
+at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  self.copy_(add_scattered(self, dim, index, src));
+  return self;
 }
 
 at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
@@ -240,6 +305,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gather.out", TORCH_FN(gather_out));
   m.impl("index.Tensor", TORCH_FN(index_elements));
   m.impl("index.Tensor_out", TORCH_FN(index_out));
+  m.impl("_index_put_impl_", TORCH_FN(index_put_impl));
+  m.impl("scatter_add", TORCH_FN(add_scattered));
+  m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
+  m.impl("scatter_add_", TORCH_FN(scatter_add_inplace));
 }
 
 } // namespace
