@@ -11,13 +11,10 @@
 #include <torch/library.h>
 
 #include "aten/fallback.h"
+#include "aten/widen.h"
 
 namespace torch_dml::aten {
 namespace {
-
-at::Tensor widened(const at::Tensor& t) {
-  return t.scalar_type() == c10::kHalf || t.scalar_type() == c10::kBFloat16 ? t.to(c10::kFloat) : t;
-}
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> group_norm_backward(
     const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,

@@ -13,17 +13,10 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/widen.h"
 
 namespace torch_dml::aten {
 namespace {
-
-bool reduced(const at::Tensor& t) {
-  return t.scalar_type() == c10::kHalf || t.scalar_type() == c10::kBFloat16;
-}
-
-at::Tensor widened(const at::Tensor& t) {
-  return reduced(t) ? t.to(c10::kFloat) : t;
-}
 
 at::Tensor with_bias(const at::Tensor& gates, const std::optional<at::Tensor>& bias) {
   const at::Tensor wide = widened(gates);
