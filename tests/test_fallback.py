@@ -6,7 +6,7 @@ import torch_dml
 from helpers import run_python
 
 
-# renorm / cummax / scatter have no native kernel yet; when they get one, pick other ops here.
+# renorm / cummax have no native kernel yet; when they get one, pick other ops here.
 def test_counts_by_overload():
     x = torch.arange(4.0, device="dml").view(2, 2)
     torch_dml.reset_fallback_counts()
@@ -31,10 +31,22 @@ def test_strict_raises_fallback_error_naming_the_op():
     assert torch.equal(x.view(2, 2).renorm(2, 0, 1.0).cpu(), torch.arange(4.0).view(2, 2).renorm(2, 0, 1.0))
 
 
+class _RenormInBackward(torch.autograd.Function):
+    """Forward native (a copy); backward runs an op without a kernel on the autograd engine's thread."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.renorm(2, 0, 1.0)
+
+
 def test_strict_reaches_backward_threads():
     x = torch.arange(6.0, device="dml").view(2, 3).requires_grad_()
-    with torch_dml.strict(), pytest.raises(NotImplementedError, match="scatter"):
-        torch.max(x, 1).values.sum().backward()  # forward native, backward (a scatter) not
+    with torch_dml.strict(), pytest.raises(NotImplementedError, match="renorm"):
+        _RenormInBackward.apply(x).sum().backward()
 
 
 def test_strict_from_environment():

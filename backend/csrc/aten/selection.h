@@ -16,6 +16,20 @@ std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& l
 // count back to the host once (the result's size depends on it).
 std::optional<at::Tensor> set_positions(const at::Tensor& flat);
 
+// out.flatten()[linear] = values (broadcast to linear's shape), the last write winning where positions
+// repeat; `out` contiguous and on a word boundary, `linear` int64 in [0, out.numel()). False when the
+// kernel cannot take the operands (nothing is written then).
+bool put_linear(at::Tensor& out, const at::Tensor& linear, const at::Tensor& values);
+
+// Throws IndexError unless every value of each `indices[i]` lies in [low[i], high[i]); one read for all.
+void check_ranges(const std::vector<at::Tensor>& indices, const std::vector<int64_t>& low,
+                  const std::vector<int64_t>& high, const char* op);
+
+// Positions along one dim of a contiguous tensor (stride `stride`, ascending or reversed), shaped to
+// broadcast along axis `axis` of a result of rank `rank`.
+at::Tensor axis_offsets(int64_t size, int64_t stride, int64_t axis, int64_t rank, const at::TensorOptions& options,
+                        bool reversed = false);
+
 // The coordinates of linear positions in a contiguous tensor of `sizes`: one int64 tensor per dim.
 std::vector<at::Tensor> unravel(const at::Tensor& positions, at::IntArrayRef sizes);
 

@@ -5,12 +5,14 @@
 // IndexError, as on the CPU, never an out-of-bounds read. Adapters without shader-int64 and the rest
 // go to the counted fallback.
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/flip_ops.h>
 #include <ATen/ops/_index_put_impl_ops.h>
 #include <ATen/ops/gather_ops.h>
 #include <ATen/ops/scatter_add_ops.h>
+#include <ATen/ops/scatter_ops.h>
 #include <ATen/ops/masked_select_ops.h>
 #include <ATen/ops/index_ops.h>
 #include <ATen/ops/take_ops.h>
@@ -20,6 +22,7 @@
 #include "aten/common.h"
 #include "aten/fallback.h"
 #include "aten/selection.h"
+#include "aten/word_view.h"
 #include "kernels/take_kernel.h"
 
 namespace torch_dml::aten {
@@ -42,13 +45,6 @@ std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& l
   return out;
 }
 
-namespace {
-
-bool int64_arithmetic(const at::Tensor& t) {
-  return context_of(t).has(runtime::Feature::ShaderInt64);
-}
-
-// Throws IndexError unless every value of each `indices[i]` lies in [low[i], high[i]); one read for all.
 void check_ranges(const std::vector<at::Tensor>& indices, const std::vector<int64_t>& low,
                   const std::vector<int64_t>& high, const char* op) {
   std::vector<at::Tensor> bounds;
@@ -63,6 +59,20 @@ void check_ranges(const std::vector<at::Tensor>& indices, const std::vector<int6
     TORCH_CHECK_INDEX(lo >= low[i] && hi < high[i], op, ": index ", lo < low[i] ? lo : hi,
                       " is out of bounds for size ", high[i]);
   }
+}
+
+at::Tensor axis_offsets(int64_t size, int64_t stride, int64_t axis, int64_t rank, const at::TensorOptions& options,
+                        bool reversed) {
+  std::vector<int64_t> shape(rank, 1);
+  shape[axis] = size;
+  const at::Tensor positions = reversed ? at::arange(size - 1, -1, -1, options) : at::arange(size, options);
+  return (positions * stride).view(shape);
+}
+
+namespace {
+
+bool int64_arithmetic(const at::Tensor& t) {
+  return context_of(t).has(runtime::Feature::ShaderInt64);
 }
 
 // What every native case needs before its indices are read: int64 indices on self's device, and int64
@@ -83,16 +93,6 @@ at::Tensor take_elements(const at::Tensor& self, const at::Tensor& index) {
 at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
   assign_out(out, take_elements(self, index));
   return out;
-}
-
-// Positions along one dim of a contiguous tensor (stride `stride`, ascending or reversed), shaped to
-// broadcast along axis `axis` of a result of rank `rank`.
-at::Tensor axis_offsets(int64_t size, int64_t stride, int64_t axis, int64_t rank, const at::TensorOptions& options,
-                        bool reversed = false) {
-  std::vector<int64_t> shape(rank, 1);
-  shape[axis] = size;
-  const at::Tensor positions = reversed ? at::arange(size - 1, -1, -1, options) : at::arange(size, options);
-  return (positions * stride).view(shape);
 }
 
 at::Tensor gather_elements(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
@@ -205,43 +205,66 @@ void add_at_positions(at::Tensor& contiguous, const at::Tensor& linear, const at
   contiguous.view({-1}).index_add_(0, linear.reshape({-1}), values.expand(linear.sizes()).reshape({-1}));
 }
 
-// x[indices] += values (index_put_ with accumulate, the backward of advanced indexing): natively for
-// the indices indexed_positions takes; assignment without accumulate has no native kernel yet.
+// x[indices] = values (index_put_, the last write winning where positions repeat, as on the CPU) and
+// x[indices] += values (with accumulate: the backward of advanced indexing), natively for the indices
+// indexed_positions takes.
 at::Tensor& index_put_impl(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
-                           const at::Tensor& values, bool accumulate, bool unsafe) {
-  if (accumulate && values.scalar_type() == self.scalar_type() && values.device() == self.device()) {
+                           const at::Tensor& given_values, bool accumulate, bool unsafe) {
+  // x[mask] = 0 arrives with a 0-d CPU tensor of values (allowed, as on CUDA).
+  const bool host_scalar = given_values.dim() == 0 && given_values.is_cpu();
+  if (given_values.scalar_type() == self.scalar_type() && (given_values.device() == self.device() || host_scalar)) {
     c10::DeviceGuard guard(self.device());
+    const at::Tensor values = host_scalar ? given_values.to(self.device()) : given_values;
+    // The CPU kernel's checks: values or indices sharing memory with self are an error, not a race.
+    at::assert_no_overlap(self, values);
+    for (const std::optional<at::Tensor>& index : indices)
+      if (index && index->defined()) at::assert_no_overlap(self, *index);
     if (const std::optional<at::Tensor> linear = indexed_positions(self, indices)) {
-      at::Tensor target = self.is_contiguous() ? self : self.contiguous();
-      add_at_positions(target, *linear, values);
-      if (!target.is_same(self)) self.copy_(target);
-      return self;
+      at::Tensor target = word_addressable(self) ? self : self.clone(at::MemoryFormat::Contiguous);
+      bool done = true;
+      if (accumulate) {
+        add_at_positions(target, *linear, values);
+      } else {
+        done = put_linear(target, *linear, values);
+      }
+      if (done) {
+        if (!target.is_same(self)) self.copy_(target);
+        return self;
+      }
     }
   }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_index_put_impl_>::call(self, indices, values,
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_index_put_impl_>::call(self, indices, given_values,
                                                                                       accumulate, unsafe);
 }
 
-// scatter_add: self[..., index[i, j], ...] += src[i, j] along `dim` (index's extent of src, as on the
-// CPU), as one index_add over linear positions.
-at::Tensor add_scattered(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+// self[..., index[i, j], ...] = (or +=) src[i, j] along `dim`, index's extent of src, as on the CPU: the
+// linear positions of the writes in a contiguous tensor of self's shape and the values they take, or
+// nullopt when the native path does not take the operands.
+std::optional<std::pair<at::Tensor, at::Tensor>> scattered_positions(const at::Tensor& self, int64_t d,
+                                                                     const at::Tensor& index, const at::Tensor& src,
+                                                                     const char* op) {
   bool native = native_indices(self, index) && self.dim() > 0 && index.dim() == self.dim() &&
       src.dim() == self.dim() && src.scalar_type() == self.scalar_type() && src.device() == self.device();
   for (int64_t i = 0; native && i < self.dim(); ++i)
     native = index.size(i) <= src.size(i) && (i == d || index.size(i) <= self.size(i));
-  if (native) {
-    c10::DeviceGuard guard(self.device());
+  if (!native) return std::nullopt;
+  check_ranges({index}, {0}, {self.size(d)}, op);
+  const auto strides = c10::contiguous_strides(self.sizes());
+  at::Tensor linear = index * strides[d];
+  for (int64_t i = 0; i < self.dim(); ++i)
+    if (i != d) linear = linear + axis_offsets(index.size(i), strides[i], i, self.dim(), index.options());
+  at::Tensor values = src;
+  for (int64_t i = 0; i < self.dim(); ++i) values = values.narrow(i, 0, index.size(i));
+  return std::make_pair(linear, values);
+}
+
+// scatter_add as one index_add over linear positions.
+at::Tensor add_scattered(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  c10::DeviceGuard guard(self.device());
+  if (const auto writes = scattered_positions(self, d, index, src, "scatter_add()")) {
     at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
-    if (index.numel() == 0) return out;
-    check_ranges({index}, {0}, {self.size(d)}, "scatter_add()");
-    const auto strides = c10::contiguous_strides(self.sizes());
-    at::Tensor linear = index * strides[d];
-    for (int64_t i = 0; i < self.dim(); ++i)
-      if (i != d) linear = linear + axis_offsets(index.size(i), strides[i], i, self.dim(), index.options());
-    at::Tensor values = src;
-    for (int64_t i = 0; i < self.dim(); ++i) values = values.narrow(i, 0, index.size(i));
-    add_at_positions(out, linear, values);
+    if (index.numel() > 0) add_at_positions(out, writes->first, writes->second);
     return out;
   }
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_add>::call(self, dim, index, src);
@@ -256,6 +279,76 @@ at::Tensor& scatter_add_out(const at::Tensor& self, int64_t dim, const at::Tenso
 at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
   self.copy_(add_scattered(self, dim, index, src));
   return self;
+}
+
+// scatter (src or a value, no reduce) as one put over linear positions: into self itself when `in_place`
+// and self takes the kernel's writes, else into a contiguous copy; nullopt falls back.
+std::optional<at::Tensor> assign_scattered(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                           const at::Tensor& src, bool in_place = false) {
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  c10::DeviceGuard guard(self.device());
+  const auto writes = scattered_positions(self, d, index, src, "scatter()");
+  if (!writes) return std::nullopt;
+  if (in_place) {
+    at::assert_no_internal_overlap(self);
+    at::assert_no_overlap(self, index);
+    at::assert_no_overlap(self, src);
+  }
+  const bool direct = in_place && word_addressable(self);
+  at::Tensor out = direct ? self : self.clone(at::MemoryFormat::Contiguous);
+  if (index.numel() == 0 || put_linear(out, writes->first, writes->second)) return out;
+  return std::nullopt;
+}
+
+// The value overloads scatter a 0-d tensor broadcast to index's shape (never materialised per element
+// of self: put_linear expands it).
+at::Tensor value_source(const at::Tensor& self, const at::Tensor& index, const at::Scalar& value) {
+  return at::scalar_tensor(value, self.options()).expand(index.sizes());
+}
+
+at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                            at::Tensor& out) {
+  if (const auto result = assign_scattered(self, dim, index, src)) {
+    assign_out(out, *result);
+    return out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_src_out>::call(self, dim, index, src, out);
+}
+
+at::Tensor& scatter_value_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value,
+                              at::Tensor& out) {
+  if (const auto result = assign_scattered(self, dim, index, value_source(self, index, value))) {
+    assign_out(out, *result);
+    return out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_value_out>::call(self, dim, index, value,
+                                                                                       out);
+}
+
+at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  if (auto result = assign_scattered(self, dim, index, src)) return *result;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_src>::call(self, dim, index, src);
+}
+
+at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
+  if (auto result = assign_scattered(self, dim, index, value_source(self, index, value))) return *result;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_value>::call(self, dim, index, value);
+}
+
+at::Tensor& scatter_src_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  if (const auto result = assign_scattered(self, dim, index, src, true)) {
+    if (!result->is_same(self)) self.copy_(*result);
+    return self;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter__src>::call(self, dim, index, src);
+}
+
+at::Tensor& scatter_value_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
+  if (const auto result = assign_scattered(self, dim, index, value_source(self, index, value), true)) {
+    if (!result->is_same(self)) self.copy_(*result);
+    return self;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter__value>::call(self, dim, index, value);
 }
 
 at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
@@ -309,6 +402,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_add", TORCH_FN(add_scattered));
   m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
   m.impl("scatter_add_", TORCH_FN(scatter_add_inplace));
+  m.impl("scatter.src", TORCH_FN(scatter_src));
+  m.impl("scatter.value", TORCH_FN(scatter_value));
+  m.impl("scatter.src_out", TORCH_FN(scatter_src_out));
+  m.impl("scatter.value_out", TORCH_FN(scatter_value_out));
+  m.impl("scatter_.src", TORCH_FN(scatter_src_inplace));
+  m.impl("scatter_.value", TORCH_FN(scatter_value_inplace));
 }
 
 } // namespace

@@ -253,6 +253,26 @@ static_assert(offsetof(LayerNormBackwardParams, rstd_offset) == 28);
 static_assert(offsetof(LayerNormBackwardParams, weight_offset) == 32);
 static_assert(sizeof(LayerNormBackwardParams) == 48);
 
+// The uniform block of put.wgsl.
+struct alignas(16) PutParams {
+  uint32_t count = {};
+  uint32_t words = {};
+  uint32_t sources = {};
+  uint32_t out_offset = {};
+  uint32_t src_offset = {};
+  uint32_t index_offset = {};
+  uint32_t winner_offset = {};
+  uint32_t pad0_[1] = {};
+};
+static_assert(offsetof(PutParams, count) == 0);
+static_assert(offsetof(PutParams, words) == 4);
+static_assert(offsetof(PutParams, sources) == 8);
+static_assert(offsetof(PutParams, out_offset) == 12);
+static_assert(offsetof(PutParams, src_offset) == 16);
+static_assert(offsetof(PutParams, index_offset) == 20);
+static_assert(offsetof(PutParams, winner_offset) == 24);
+static_assert(sizeof(PutParams) == 32);
+
 // The uniform block of scan.wgsl.
 struct alignas(16) ScanParams {
   uint32_t rows = {};

@@ -1,0 +1,152 @@
+// Assignment at positions: put_linear (kernels/put_kernel.h) under index_put_ and scatter (take_ops.cpp),
+// index_copy and index_fill. Every dtype moves as bits; where positions repeat the last write wins (a
+// serial loop's rule, which the CPU follows for small inputs), the same on every adapter. Indices are range-checked on the device with one small
+// read, as the CPU checks them; the rest (CPU indices for index_copy, int32 without shader-int64...) goes
+// to the counted fallback.
+#include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/index_copy_ops.h>
+#include <ATen/ops/index_fill_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+#include "aten/selection.h"
+#include "aten/word_view.h"
+#include "kernels/put_kernel.h"
+
+namespace torch_dml::aten {
+
+bool put_linear(at::Tensor& out, const at::Tensor& linear, const at::Tensor& values) {
+  if (linear.numel() == 0) return true;
+  const at::Tensor index = linear.reshape({-1}).contiguous();
+  const at::Tensor source = values.expand(linear.sizes()).reshape({-1}).contiguous();
+  const at::Tensor winner = at::full({out.numel()}, -1, out.options().dtype(c10::kInt));
+  kernels::PutProblem problem;
+  problem.count = static_cast<uint64_t>(out.numel());
+  problem.sources = static_cast<uint64_t>(index.numel());
+  problem.out = device_ref(out);
+  problem.src = device_ref(source);
+  problem.index = device_ref(index);
+  problem.winner = device_ref(winner);
+  runtime::DeviceContext& context = context_of(out);
+  if (!out.is_contiguous() || source.scalar_type() != out.scalar_type() ||
+      !kernels::put_unsupported_reason(context, problem).empty())
+    return false;
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::put(context, problem);
+  return true;
+}
+
+namespace {
+
+// The linear positions, in a contiguous tensor of self's shape, of the slices index selects along dim,
+// shaped [outer, index.numel(), inner] (a 0-d self or index counting as 1-d, as the CPU kernels do), or
+// nullopt when the native path does not take the index.
+std::optional<at::Tensor> slice_positions(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                          const char* op) {
+  if (index.dim() > 1 || index.device() != self.device() || index.scalar_type() != c10::kLong ||
+      !context_of(self).has(runtime::Feature::ShaderInt64))
+    return std::nullopt;
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  const int64_t rows = self.dim() == 0 ? 1 : self.size(d);
+  const at::Tensor flat = index.reshape({-1});
+  // index_fill takes negative indices (from the end), index_copy does not: as on the CPU.
+  const bool negative_ok = std::string_view(op) == "index_fill_()";
+  check_ranges({flat}, {negative_ok ? -rows : 0}, {rows}, op);
+  const int64_t outer = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(0, d));
+  const int64_t inner = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(d + 1));
+  const at::TensorOptions options = flat.options();
+  const at::Tensor wrapped = negative_ok ? at::where(flat < 0, flat + rows, flat) : flat;
+  return axis_offsets(outer, rows * inner, 0, 3, options) + (wrapped * inner).view({1, -1, 1}) +
+      axis_offsets(inner, 1, 2, 3, options);
+}
+
+// Writes the slices of `source` (index's extent along dim, broadcast to the positions' [outer, n, inner]
+// shape) at the rows index names: into self itself when `in_place` and self can take the kernel's
+// writes, else into a contiguous copy. The tensor written, or nullopt to fall back (nothing written).
+std::optional<at::Tensor> copied_slices(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                        const at::Tensor& source, const char* op, bool in_place) {
+  if (source.scalar_type() != self.scalar_type() || source.device() != self.device()) return std::nullopt;
+  c10::DeviceGuard guard(self.device());
+  const std::optional<at::Tensor> positions = slice_positions(self, dim, index, op);
+  if (!positions) return std::nullopt;
+  if (in_place) {
+    at::assert_no_internal_overlap(self);
+    at::assert_no_overlap(self, index);
+    if (source.dim() > 0) at::assert_no_overlap(self, source);
+  }
+  const bool direct = in_place && word_addressable(self);
+  at::Tensor out = direct ? self : self.clone(at::MemoryFormat::Contiguous);
+  if (positions->numel() == 0) return out;
+  const at::Tensor values = source.dim() == 0 ? source : source.reshape(positions->sizes());
+  if (!word_addressable(out) || !put_linear(out, *positions, values)) return std::nullopt;
+  return out;
+}
+
+// The in-place ops' ending: the result is self already, or is copied into it.
+at::Tensor& written_back(at::Tensor& self, const at::Tensor& result) {
+  if (!result.is_same(self)) self.copy_(result);
+  return self;
+}
+
+// index_copy's source: self's shape with index's length along dim (0-d counting as 1-d); anything else
+// is the CPU kernel's (and its error's).
+bool copy_source_fits(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  if (std::max<int64_t>(self.dim(), 1) != std::max<int64_t>(source.dim(), 1)) return false;
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  for (int64_t i = 0; i < self.dim(); ++i)
+    if (source.size(i) != (i == d ? index.numel() : self.size(i))) return false;
+  return self.dim() > 0 || source.numel() == index.numel();
+}
+
+at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                           at::Tensor& out) {
+  if (copy_source_fits(self, dim, index, source))
+    if (const auto result = copied_slices(self, dim, index, source, "index_copy_()", false)) {
+      assign_out(out, *result);
+      return out;
+    }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_copy_out>::call(self, dim, index, source, out);
+}
+
+at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  if (copy_source_fits(self, dim, index, source))
+    if (const auto result = copied_slices(self, dim, index, source, "index_copy_()", true))
+      return written_back(self, *result);
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_copy_>::call(self, dim, index, source);
+}
+
+at::Tensor index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  if (copy_source_fits(self, dim, index, source))
+    if (auto result = copied_slices(self, dim, index, source, "index_copy_()", false)) return *result;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_copy>::call(self, dim, index, source);
+}
+
+at::Tensor& index_fill_scalar(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
+  const at::Tensor fill = at::scalar_tensor(value, self.options());
+  if (const auto result = copied_slices(self, dim, index, fill, "index_fill_()", true)) return written_back(self, *result);
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_fill__int_Scalar>::call(self, dim, index, value);
+}
+
+// The value is a 0-d tensor (the CPU insists); read once on the host, as the CPU kernel reads it.
+at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
+  if (value.dim() == 0)
+    if (const auto result = copied_slices(self, dim, index, value.to(self.options()), "index_fill_()", true))
+      return written_back(self, *result);
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_fill__int_Tensor>::call(self, dim, index, value);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index_copy.out", TORCH_FN(index_copy_out));
+  m.impl("index_copy_", TORCH_FN(index_copy_inplace));
+  m.impl("index_copy", TORCH_FN(index_copy));
+  m.impl("index_fill_.int_Scalar", TORCH_FN(index_fill_scalar));
+  m.impl("index_fill_.int_Tensor", TORCH_FN(index_fill_tensor));
+}
+
+} // namespace
+} // namespace torch_dml::aten
