@@ -1,6 +1,8 @@
-// index_select (and embedding, which is index_select on the weight) on the row-gather kernel.
+// index_select (and embedding, which is index_select on the weight) on the row-gather kernel; rows that
+// are not whole 32-bit words (1- and 2-byte dtypes) on the element gather of take.
 // Indices are range-checked on the device (amin/amax, one small read) so a bad index is an IndexError,
 // as on the CPU, never an out-of-bounds read.
+#include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
@@ -13,6 +15,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/selection.h"
 #include "kernels/gather_kernel.h"
 
 namespace torch_dml::aten {
@@ -24,7 +27,9 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   const bool word_rows = (trailing * self.element_size()) % 4 == 0;
   const bool index_ok = (index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt) &&
       index.device() == self.device() && index.dim() <= 1;
-  if (!word_rows || !index_ok || self.dim() == 0 || out.scalar_type() != self.scalar_type())
+  const bool element_gather = !word_rows && index.scalar_type() == c10::kLong &&
+      context_of(self).has(runtime::Feature::ShaderInt64);
+  if (!(word_rows || element_gather) || !index_ok || self.dim() == 0 || out.scalar_type() != self.scalar_type())
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_select_out>::call(self, dim, index, out);
   c10::DeviceGuard guard(self.device());
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
@@ -36,6 +41,19 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   if (flat_index.numel()) {
     const int64_t low = at::amin(flat_index).item<int64_t>(), high = at::amax(flat_index).item<int64_t>();
     TORCH_CHECK_INDEX(low >= 0 && high < rows, "index out of range in self");
+  }
+  if (element_gather) {
+    // Rows that are not whole words (a 1- or 2-byte dtype with an odd row): the element gather moves
+    // each element from its linear position, [outer, index, trailing].
+    const at::TensorOptions options = flat_index.options();
+    const int64_t outer = c10::multiply_integers(self.sizes().slice(0, wrapped));
+    const at::Tensor linear = (at::arange(outer, options) * (rows * trailing)).view({-1, 1, 1}) +
+        (flat_index * trailing).view({1, -1, 1}) + at::arange(trailing, options).view({1, 1, -1});
+    if (const std::optional<at::Tensor> gathered = take_linear(self, linear)) {
+      out.copy_(gathered->view(shape));
+      return out;
+    }
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_select_out>::call(self, dim, index, out);
   }
   at::Tensor source = self.contiguous();
   // Word addressing needs the first row on a word boundary; a fresh copy always starts on one.

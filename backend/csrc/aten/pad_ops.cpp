@@ -1,0 +1,142 @@
+// Reflection and replication padding (1-d, 2-d and 3-d, forward and backward) as index_select along each
+// padded dim with the source position of every output position (computed on the host: one short int64
+// vector per dim), and the backward as index_add along the same dims in reverse order, which sums every
+// gradient that came from one input position in position order: deterministic, no atomics. Every dtype
+// index_select and index_add take natively runs natively; cases the CPU refuses (padding too large,
+// wrong rank) go to it for its error.
+#include <ATen/ATen.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/ops/reflection_pad1d_backward_ops.h>
+#include <ATen/ops/reflection_pad1d_ops.h>
+#include <ATen/ops/reflection_pad2d_backward_ops.h>
+#include <ATen/ops/reflection_pad2d_ops.h>
+#include <ATen/ops/reflection_pad3d_backward_ops.h>
+#include <ATen/ops/reflection_pad3d_ops.h>
+#include <ATen/ops/replication_pad1d_backward_ops.h>
+#include <ATen/ops/replication_pad1d_ops.h>
+#include <ATen/ops/replication_pad2d_backward_ops.h>
+#include <ATen/ops/replication_pad2d_ops.h>
+#include <ATen/ops/replication_pad3d_backward_ops.h>
+#include <ATen/ops/replication_pad3d_ops.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/common.h"
+#include "aten/fallback.h"
+
+namespace torch_dml::aten {
+namespace {
+
+enum class PadMode { Reflect, Replicate };
+
+// The input position each output position of one dim reads: the output spans [-before, size + after).
+std::vector<int64_t> source_positions(PadMode mode, int64_t size, int64_t before, int64_t after) {
+  std::vector<int64_t> positions;
+  for (int64_t i = -before; i < size + after; ++i) {
+    int64_t j = i;
+    if (mode == PadMode::Replicate) {
+      j = std::clamp<int64_t>(i, 0, size - 1);
+    } else if (i < 0) {
+      j = -i;
+    } else if (i >= size) {
+      j = 2 * (size - 1) - i;
+    }
+    positions.push_back(j);
+  }
+  return positions;
+}
+
+// Whether the padding is one the CPU kernel accepts for `dims` padded dims (else it is the CPU's to
+// refuse, with its own message): a batched or unbatched input, every output dim at least 1, reflection
+// pads smaller than the dim they reflect, replication over non-empty dims.
+bool takes(PadMode mode, int dims, const at::Tensor& input, at::IntArrayRef padding) {
+  if (static_cast<int>(padding.size()) != 2 * dims || (input.dim() != dims + 1 && input.dim() != dims + 2))
+    return false;
+  // The CPU kernels take no bool (and raise for it); empty inputs have their own errors there.
+  if (input.numel() == 0 || input.scalar_type() == c10::kBool) return false;
+  for (int k = 0; k < dims; ++k) {
+    const int64_t size = input.size(input.dim() - 1 - k);
+    const int64_t before = padding[2 * k], after = padding[2 * k + 1];
+    if (size + before + after < 1) return false;
+    if (mode == PadMode::Reflect && (before >= size || after >= size || before < 0 || after < 0)) return false;
+    if (mode == PadMode::Replicate && size < 1) return false;
+  }
+  return true;
+}
+
+// The int64 positions for the padded dim counted k from the last, on `device`.
+at::Tensor positions_tensor(PadMode mode, const at::Tensor& input, at::IntArrayRef padding, int k) {
+  const int64_t size = input.size(input.dim() - 1 - k);
+  std::vector<int64_t> positions = source_positions(mode, size, padding[2 * k], padding[2 * k + 1]);
+  return at::tensor(positions, at::TensorOptions().dtype(c10::kLong)).to(input.device());
+}
+
+at::Tensor padded(PadMode mode, int dims, const at::Tensor& input, at::IntArrayRef padding) {
+  c10::DeviceGuard guard(input.device());
+  at::Tensor out = input;
+  for (int k = 0; k < dims; ++k) out = out.index_select(input.dim() - 1 - k, positions_tensor(mode, input, padding, k));
+  return out.contiguous();
+}
+
+at::Tensor padded_backward(PadMode mode, int dims, const at::Tensor& grad_output, const at::Tensor& input,
+                           at::IntArrayRef padding) {
+  c10::DeviceGuard guard(input.device());
+  at::Tensor grad = grad_output;
+  for (int k = dims - 1; k >= 0; --k) {
+    const int64_t d = input.dim() - 1 - k;
+    std::vector<int64_t> shape(grad.sizes().begin(), grad.sizes().end());
+    shape[d] = input.size(d);
+    grad = at::zeros(shape, grad.options()).index_add_(d, positions_tensor(mode, input, padding, k), grad);
+  }
+  return grad;
+}
+
+template <PadMode mode, int dims, typename Op>
+at::Tensor pad(const at::Tensor& input, at::IntArrayRef padding) {
+  if (!takes(mode, dims, input, padding)) return at::native::call_fallback_fn<&cpu_fallback, Op>::call(input, padding);
+  return padded(mode, dims, input, padding);
+}
+
+template <PadMode mode, int dims, typename Op>
+at::Tensor& pad_out(const at::Tensor& input, at::IntArrayRef padding, at::Tensor& out) {
+  if (!takes(mode, dims, input, padding))
+    return at::native::call_fallback_fn<&cpu_fallback, Op>::call(input, padding, out);
+  assign_out(out, padded(mode, dims, input, padding));
+  return out;
+}
+
+template <PadMode mode, int dims, typename Op>
+at::Tensor pad_backward(const at::Tensor& grad_output, const at::Tensor& input, at::IntArrayRef padding) {
+  if (!takes(mode, dims, input, padding))
+    return at::native::call_fallback_fn<&cpu_fallback, Op>::call(grad_output, input, padding);
+  return padded_backward(mode, dims, grad_output, input, padding);
+}
+
+template <PadMode mode, int dims, typename Op>
+at::Tensor& pad_backward_out(const at::Tensor& grad_output, const at::Tensor& input, at::IntArrayRef padding,
+                             at::Tensor& grad_input) {
+  if (!takes(mode, dims, input, padding))
+    return at::native::call_fallback_fn<&cpu_fallback, Op>::call(grad_output, input, padding, grad_input);
+  assign_out(grad_input, padded_backward(mode, dims, grad_output, input, padding));
+  return grad_input;
+}
+
+#define TORCH_DML_PAD(name, mode, dims)                                                                    \
+  m.impl(#name, TORCH_FN((pad<mode, dims, at::_ops::name>)));                                             \
+  m.impl(#name ".out", TORCH_FN((pad_out<mode, dims, at::_ops::name##_out>)));                            \
+  m.impl(#name "_backward", TORCH_FN((pad_backward<mode, dims, at::_ops::name##_backward>)));             \
+  m.impl(#name "_backward.grad_input", TORCH_FN((pad_backward_out<mode, dims, at::_ops::name##_backward_grad_input>)));
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  TORCH_DML_PAD(reflection_pad1d, PadMode::Reflect, 1)
+  TORCH_DML_PAD(reflection_pad2d, PadMode::Reflect, 2)
+  TORCH_DML_PAD(reflection_pad3d, PadMode::Reflect, 3)
+  TORCH_DML_PAD(replication_pad1d, PadMode::Replicate, 1)
+  TORCH_DML_PAD(replication_pad2d, PadMode::Replicate, 2)
+  TORCH_DML_PAD(replication_pad3d, PadMode::Replicate, 3)
+}
+
+#undef TORCH_DML_PAD
+
+} // namespace
+} // namespace torch_dml::aten
