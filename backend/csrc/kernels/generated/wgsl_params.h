@@ -273,6 +273,23 @@ static_assert(offsetof(PutParams, index_offset) == 20);
 static_assert(offsetof(PutParams, winner_offset) == 24);
 static_assert(sizeof(PutParams) == 32);
 
+// The uniform block of random.wgsl.
+struct alignas(16) RandomParams {
+  uint32_t count = {};
+  uint32_t out_offset = {};
+  uint32_t mask_offset = {};
+  uint32_t input_offset = {};
+  uint32_t key[4] = {};
+  float scalars[4] = {};
+};
+static_assert(offsetof(RandomParams, count) == 0);
+static_assert(offsetof(RandomParams, out_offset) == 4);
+static_assert(offsetof(RandomParams, mask_offset) == 8);
+static_assert(offsetof(RandomParams, input_offset) == 12);
+static_assert(offsetof(RandomParams, key) == 16);
+static_assert(offsetof(RandomParams, scalars) == 32);
+static_assert(sizeof(RandomParams) == 48);
+
 // The uniform block of scan.wgsl.
 struct alignas(16) ScanParams {
   uint32_t rows = {};
