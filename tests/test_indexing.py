@@ -36,6 +36,14 @@ def test_index_select(dtype, dim):
     assert torch.equal(actual.cpu(), torch.index_select(x, dim, index))
 
 
+def test_index_select_of_a_scalar():
+    x = torch.tensor(2.5)
+    for index in (torch.tensor([0]), torch.tensor(0)):
+        actual = x.to("dml").index_select(0, index.to("dml"))
+        expected = x.index_select(0, index)
+        assert actual.shape == expected.shape and torch.equal(actual.cpu(), expected)
+
+
 def test_index_out_of_range_is_an_index_error():
     x = torch.randn(5, 4).to("dml")
     with pytest.raises(IndexError, match="index out of range"):

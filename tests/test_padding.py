@@ -43,6 +43,11 @@ def test_backward_equals_cpu(mode, shape, pad):
     torch.testing.assert_close(dml.grad.cpu(), cpu.grad, rtol=1e-15, atol=1e-12)
 
 
+def test_empty_batch_and_cropping():
+    for x, pad in ((torch.empty(0, 3, 3), (1, 2)), (torch.randn(1, 3, 4, 4), (-1, 1, -2, 1))):
+        assert torch.equal(F.pad(x.to("dml"), pad, mode="reflect").cpu(), F.pad(x, pad, mode="reflect"))
+
+
 def test_a_conv_net_with_reflection_padding_trains_natively():
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.ReflectionPad2d(1), torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU())

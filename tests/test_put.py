@@ -77,6 +77,14 @@ def test_scatter(dtype, dim):
     _both(lambda t, i: torch.scatter(t, dim, i, 0), x.t().contiguous().t(), index)
 
 
+def test_scalar_and_int32_index_scatter():
+    _both(lambda t, i, s: torch.scatter(t, 0, i, s), torch.tensor(1.5), torch.tensor(0), torch.tensor(-2.0))
+    _both(lambda t, i: t.scatter_(0, i, 4.0), torch.tensor(1.5), torch.tensor(0))
+    x = make_tensor((4, 5), torch.float32)
+    index = torch.tensor([[3, 0, 1], [2, 2, 0]], dtype=torch.int32)
+    _both(lambda t, i, s: torch.scatter(t, 0, i, s), x, index, make_tensor((2, 3), torch.float32, seed=1))
+
+
 def test_one_hot():
     _both(lambda i: torch.nn.functional.one_hot(i, 5), torch.tensor([[4, 0], [2, 2]]))
 

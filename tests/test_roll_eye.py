@@ -18,6 +18,11 @@ def test_roll(dtype, shifts, dims):
     assert torch.equal(torch.roll(x.to("dml").transpose(0, 2), shifts, dims).cpu(), torch.roll(x.transpose(0, 2), shifts, dims))
 
 
+def test_roll_of_an_empty_tensor():
+    x = torch.empty(0, 3)
+    assert torch.roll(x.to("dml"), 2, 1).shape == (0, 3)
+
+
 def test_roll_backward_and_swin_style_windows():
     x = torch.randn(2, 8, 8, 3)
     moved = x.to("dml").requires_grad_()

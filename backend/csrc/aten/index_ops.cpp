@@ -22,6 +22,13 @@ namespace torch_dml::aten {
 namespace {
 
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
+  // A 0-d self is a 1-element vector, and its result 0-d, as on the CPU.
+  if (self.dim() == 0 && index.numel() == 1 && index.device() == self.device()) {
+    at::Tensor vector_result = at::empty({0}, out.options());
+    index_select_out(self.reshape({1}), 0, index.reshape({1}), vector_result);
+    assign_out(out, vector_result.reshape({}));
+    return out;
+  }
   const int64_t wrapped = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t trailing = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(wrapped + 1));
   const bool word_rows = (trailing * self.element_size()) % 4 == 0;

@@ -52,14 +52,17 @@ std::vector<int64_t> source_positions(PadMode mode, int64_t size, int64_t before
 bool takes(PadMode mode, int dims, const at::Tensor& input, at::IntArrayRef padding) {
   if (static_cast<int>(padding.size()) != 2 * dims || (input.dim() != dims + 1 && input.dim() != dims + 2))
     return false;
-  // The CPU kernels take no bool (and raise for it); empty inputs have their own errors there.
-  if (input.numel() == 0 || input.scalar_type() == c10::kBool) return false;
+  // The CPU kernels take no bool (and raise for it).
+  if (input.scalar_type() == c10::kBool) return false;
+  // An empty batch is fine; an empty padded dim is the CPU's to refuse.
+  for (int d = 1; d < input.dim(); ++d)
+    if (input.size(d) == 0) return false;
   for (int k = 0; k < dims; ++k) {
     const int64_t size = input.size(input.dim() - 1 - k);
     const int64_t before = padding[2 * k], after = padding[2 * k + 1];
+    // A negative pad crops; reflection reflects at most size - 1 positions either side.
     if (size + before + after < 1) return false;
-    if (mode == PadMode::Reflect && (before >= size || after >= size || before < 0 || after < 0)) return false;
-    if (mode == PadMode::Replicate && size < 1) return false;
+    if (mode == PadMode::Reflect && (before >= size || after >= size)) return false;
   }
   return true;
 }
@@ -73,6 +76,11 @@ at::Tensor positions_tensor(PadMode mode, const at::Tensor& input, at::IntArrayR
 
 at::Tensor padded(PadMode mode, int dims, const at::Tensor& input, at::IntArrayRef padding) {
   c10::DeviceGuard guard(input.device());
+  if (input.numel() == 0) {
+    std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
+    for (int k = 0; k < dims; ++k) shape[input.dim() - 1 - k] += padding[2 * k] + padding[2 * k + 1];
+    return at::empty(shape, input.options());
+  }
   at::Tensor out = input;
   for (int k = 0; k < dims; ++k) out = out.index_select(input.dim() - 1 - k, positions_tensor(mode, input, padding, k));
   return out.contiguous();
@@ -81,6 +89,7 @@ at::Tensor padded(PadMode mode, int dims, const at::Tensor& input, at::IntArrayR
 at::Tensor padded_backward(PadMode mode, int dims, const at::Tensor& grad_output, const at::Tensor& input,
                            at::IntArrayRef padding) {
   c10::DeviceGuard guard(input.device());
+  if (input.numel() == 0) return at::zeros(input.sizes(), grad_output.options());
   at::Tensor grad = grad_output;
   for (int k = dims - 1; k >= 0; --k) {
     const int64_t d = input.dim() - 1 - k;

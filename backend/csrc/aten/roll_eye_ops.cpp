@@ -27,9 +27,10 @@ std::vector<int64_t> rolled_sources(int64_t size, int64_t shift) {
 at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
   const bool flat = dims.empty();
   const bool shapes_ok = flat ? shifts.size() == 1 : shifts.size() == dims.size();
-  if (!shapes_ok || self.numel() == 0 || !context_of(self).has(runtime::Feature::ShaderInt64))
+  if (!shapes_ok || !context_of(self).has(runtime::Feature::ShaderInt64))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::roll>::call(self, shifts, dims);
   c10::DeviceGuard guard(self.device());
+  if (self.numel() == 0) return self.clone();
   const at::Tensor source = flat ? self.reshape({-1}) : self;
   std::vector<int64_t> shift_of(source.dim(), 0);
   for (size_t k = 0; k < shifts.size(); ++k) {

@@ -241,8 +241,14 @@ at::Tensor& index_put_impl(at::Tensor& self, const c10::List<std::optional<at::T
 // linear positions of the writes in a contiguous tensor of self's shape and the values they take, or
 // nullopt when the native path does not take the operands.
 std::optional<std::pair<at::Tensor, at::Tensor>> scattered_positions(const at::Tensor& self, int64_t d,
-                                                                     const at::Tensor& index, const at::Tensor& src,
-                                                                     const char* op) {
+                                                                     const at::Tensor& given_index,
+                                                                     const at::Tensor& given_src, const char* op) {
+  // int32 indices are taken as the CPU takes them; a 0-d self (with 0-d index and src) as a 1-element
+  // vector: the positions depend on shapes only, and the result is written in self's own shape.
+  const at::Tensor index = given_index.scalar_type() == c10::kInt ? given_index.to(c10::kLong) : given_index;
+  const bool scalar = self.dim() == 0 && index.dim() == 0 && given_src.dim() == 0;
+  const at::Tensor src = scalar ? given_src.reshape({1}) : given_src;
+  if (scalar) return scattered_positions(self.reshape({1}), 0, index.reshape({1}), src, op);
   bool native = native_indices(self, index) && self.dim() > 0 && index.dim() == self.dim() &&
       src.dim() == self.dim() && src.scalar_type() == self.scalar_type() && src.device() == self.device();
   for (int64_t i = 0; native && i < self.dim(); ++i)

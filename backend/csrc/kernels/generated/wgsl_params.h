@@ -253,6 +253,34 @@ static_assert(offsetof(LayerNormBackwardParams, rstd_offset) == 28);
 static_assert(offsetof(LayerNormBackwardParams, weight_offset) == 32);
 static_assert(sizeof(LayerNormBackwardParams) == 48);
 
+// The uniform block of nll_loss.wgsl.
+struct alignas(16) NllLossParams {
+  uint32_t samples = {};
+  uint32_t classes = {};
+  uint32_t reduction = {};
+  uint32_t out_offset = {};
+  uint32_t input_offset = {};
+  uint32_t target_offset = {};
+  uint32_t weight_offset = {};
+  uint32_t grad_offset = {};
+  uint32_t total_offset = {};
+  uint32_t ignore_lo = {};
+  uint32_t ignore_hi = {};
+  uint32_t pad0_[1] = {};
+};
+static_assert(offsetof(NllLossParams, samples) == 0);
+static_assert(offsetof(NllLossParams, classes) == 4);
+static_assert(offsetof(NllLossParams, reduction) == 8);
+static_assert(offsetof(NllLossParams, out_offset) == 12);
+static_assert(offsetof(NllLossParams, input_offset) == 16);
+static_assert(offsetof(NllLossParams, target_offset) == 20);
+static_assert(offsetof(NllLossParams, weight_offset) == 24);
+static_assert(offsetof(NllLossParams, grad_offset) == 28);
+static_assert(offsetof(NllLossParams, total_offset) == 32);
+static_assert(offsetof(NllLossParams, ignore_lo) == 36);
+static_assert(offsetof(NllLossParams, ignore_hi) == 40);
+static_assert(sizeof(NllLossParams) == 48);
+
 // The uniform block of put.wgsl.
 struct alignas(16) PutParams {
   uint32_t count = {};
