@@ -29,6 +29,7 @@ QUICK_OPS = [
     "tanh", "transpose", "var", "var_mean", "where", "zero_",
 ]
 QUICK_SAMPLES, FULL_SAMPLES = 2, 4
+PROGRESS_LINES_EVERY = 30.0  # seconds between the plain progress lines in a log
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -68,8 +69,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
                      choices=("auto", "tty", "lines", "off"),
                      help="the live view: tty (bars redrawn in place), lines (plain lines, for CI logs), off "
                           "(pytest's dots); auto: tty when stdout is a terminal (env CONFORMANCE_PROGRESS)")
-    run.add_argument("--report-every", type=float, default=30.0,
-                     help="seconds between rewrites of the partial report while the run goes on (default 30)")
+    run.add_argument("--report-every", type=float, default=60.0,
+                     help="seconds between rewrites of the partial report while the run goes on (default 60; "
+                          "longer when a rewrite is slow: it takes CPU from the tests)")
     rebuild = sub.add_parser("report", help="rebuild the report from a run's results.jsonl (e.g. an interrupted run)")
     _common(rebuild)
     rebuild.add_argument("--results", default="", help="default <out>/results.jsonl")
@@ -117,7 +119,7 @@ def pytest_command(args: argparse.Namespace, results: Path) -> list[str]:
         command += ["-n", str(args.workers)]
     if getattr(args, "progress", "off") != "off":
         command += ["--conformance-progress", args.progress,
-                    "--conformance-progress-every", str(max(5.0, getattr(args, "report_every", 30.0)))]
+                    "--conformance-progress-every", str(PROGRESS_LINES_EVERY)]
     return command + args.pytest_args.split()
 
 
@@ -164,9 +166,11 @@ def untested_rows(overloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[str, Any], wall: float,
-           exit_code: int, partial: dict[str, Any] | None = None) -> dict[str, Any]:
+           exit_code: int, partial: dict[str, Any] | None = None,
+           baseline: dict[str, Any] | None = None) -> dict[str, Any]:
     """Writes the report. A partial one (an unfinished run) lists no UNTESTED overloads: what no test
-    has reached yet may still be reached, and it never rewrites the expectations."""
+    has reached yet may still be reached, and it never rewrites the expectations. `baseline`: the
+    --baseline report read before this run wrote anything (it may be the report this run replaces)."""
     from conformance import backend as backend_info
     from conformance import expectations, report
 
@@ -187,8 +191,10 @@ def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[
                                                                                or args.variants) else "custom"),
                          "wall_time_s": round(wall, 1), "backend": meta, "suite": suite,
                          **({"partial": partial} if partial else {})}, rows, overloads, fallbacks)
-    if args.baseline:
-        data["diff"] = report.diff(data, report.read(Path(args.baseline)))
+    if baseline is None and args.baseline:
+        baseline = report.read(Path(args.baseline))
+    if baseline is not None:
+        data["diff"] = report.diff(data, baseline)
     report.render(data, Path(args.out))
     if args.update_expectations and partial:
         print("conformance: expectations left as they are: the run did not finish")
@@ -201,10 +207,11 @@ def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance import partial
+    from conformance import partial, report
 
     started = time.perf_counter()
     manifest = prepare(args)
+    baseline = report.read(Path(args.baseline)) if args.baseline else None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.jsonl"
@@ -213,15 +220,16 @@ def run(args: argparse.Namespace) -> int:
     env = {**os.environ, "TORCH_DML_FALLBACK_WARN": os.environ.get("TORCH_DML_FALLBACK_WARN", "0")}
     command = pytest_command(args, results)
     print("conformance: " + " ".join(command), flush=True)
-    print(f"conformance: report in {out}/, rewritten every {args.report_every:g} s while the run goes on", flush=True)
-    written = [0]
+    print(f"conformance: report in {out}/, rewritten every {args.report_every:g} s while the run goes on",
+          flush=True)
+    written = [-1]
 
     def snapshot() -> None:
         rows = read_rows(results, manifest)
         if len(rows) != written[0]:
             written[0] = len(rows)
             finish(args, rows, manifest, time.perf_counter() - started, -1,
-                   partial.marker(len(rows), partial.collected_tests(results), "the run is still going"))
+                   partial.marker(len(rows), partial.collected_tests(results), partial.RUNNING), baseline)
 
     exit_code, stopped = partial.supervise(command, env, args.report_every, snapshot)
     if not results.exists():
@@ -229,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
         return partial.EXIT_CODES.get(_signal_of(stopped), exit_code or 1)
     rows = read_rows(results, manifest)
     unfinished = partial.final_marker(len(rows), partial.collected_tests(results), exit_code, stopped)
-    data = finish(args, rows, manifest, time.perf_counter() - started, exit_code, unfinished)
+    data = finish(args, rows, manifest, time.perf_counter() - started, exit_code, unfinished, baseline)
     totals = ", ".join(f"{k} {v}" for k, v in data["totals"].items() if v)
     print(f"conformance: {totals}; wall time {data['wall_time_s']:.1f} s; "
           f"report in {out}/ (report.json, report.md, index.html)")

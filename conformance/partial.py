@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
@@ -24,6 +25,9 @@ COMPLETE_EXIT_CODES = (0, 1)
 STOP_GRACE_S, TERMINATE_GRACE_S = 30.0, 5.0
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 SIGNAL_NAMES = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
+RUNNING = "written while the run was still going"
+# A full run's report takes ~3 s of CPU to rewrite, taken from the workers: at most 1/20 of the time.
+TICK_COST_FACTOR = 20.0
 
 
 class Stopped(BaseException):  # not an Exception: no `except Exception` on the way may swallow it
@@ -93,19 +97,22 @@ def _stop(process: subprocess.Popen[bytes], reached: bool) -> int:
 
 def supervise(command: list[str], env: dict[str, str], every: float,
               tick: Callable[[], None]) -> tuple[int, str]:
-    """Runs pytest, calling `tick` every `every` seconds while it runs. Returns its exit code and, when a
+    """Runs pytest, calling `tick` as it starts and every `every` seconds while it runs. Returns its exit code and, when a
     signal stopped the run, the signal's name ('' otherwise)."""
     process = subprocess.Popen(command, env=env)
     previous = signal.signal(signal.SIGTERM, _raise_stopped)
+    wait = 0.0  # the first snapshot at once: a report left by an earlier run must not pass for this one's
     try:
         while True:
             try:
-                return process.wait(timeout=every), ""
+                return process.wait(timeout=wait), ""
             except subprocess.TimeoutExpired:
+                started = time.monotonic()
                 try:
                     tick()
                 except Exception as error:  # noqa: BLE001 -- the run matters more than its snapshot
                     print(f"conformance: could not rewrite the partial report: {error}", file=sys.stderr)
+                wait = max(every, TICK_COST_FACTOR * (time.monotonic() - started))
     except KeyboardInterrupt:
         stopped, reached = SIGNAL_NAMES[signal.SIGINT], _in_terminal_foreground()
     except Stopped as signalled:

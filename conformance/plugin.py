@@ -237,8 +237,15 @@ def _progress(config: pytest.Config) -> Progress | None:
         mode = "tty" if sys.stdout.isatty() and os.environ.get("TERM", "") != "dumb" else "lines"
     writer = config.get_terminal_writer()
 
+    last = [""]
+
     def write(text: str) -> None:
+        # xdist rewrites "bringing up nodes..." in place, leaving no newline; after the view's own
+        # cursor movement (an escape sequence) the line is clean though the writer counts it.
+        if writer.width_of_current_line and not (text.startswith("\x1b") or last[0].startswith("\x1b")):
+            text = "\n" + text
         writer.write(text, flush=True)
+        last[0] = text
 
     return Progress(write, tty=mode == "tty", every=config.getoption("conformance_progress_every"),
                     width=max(40, min(writer.fullwidth - 1, 200)))

@@ -90,10 +90,12 @@ def _wait_for(predicate, process, timeout: float) -> None:
 
 
 def _running_partial_report(out: Path) -> bool:
+    """A report rewritten while the run goes on, with a few tests in it: pytest is running them."""
     try:
-        return report.read(out / "report.json").get("partial", {}).get("reason") == "the run is still going"
+        marked = report.read(out / "report.json").get("partial", {})
     except (OSError, ValueError):
         return False
+    return marked.get("reason") == partial.RUNNING and marked["tests_run"] >= 2
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +136,22 @@ def test_a_stopped_run_leaves_a_partial_report(tmp_path, generated, signum):
     assert "\x1b[" not in output and "\r" not in output
     assert f"conformance: {marked['tests_total']} tests in 1 op families" in output
     assert f"conformance: the report is partial: {len(rows)} of {marked['tests_total']} tests run" in output
+
+
+def test_the_baseline_may_be_the_report_the_run_replaces(tmp_path, generated):
+    """`--baseline out/report.json --out out`: read before the run's first (partial) rewrite of that file."""
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier = make_report([row("abs", "float32", statuses.FAIL, "pretend it was wrong", family="unary")])
+    (out / "report.json").write_text(json.dumps(earlier))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+           "TORCH_DML_FALLBACK_WARN": "0"}
+    done = subprocess.run([sys.executable, "-m", "conformance", "run", "--ops", "abs", "--dtypes", "float32",
+                           "--variants", "forward", "--workers", "1", "--max-samples", "1", "--out", str(out),
+                           "--generated", str(generated), "--report-every", "1", "--baseline", str(out / "report.json")],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    data = report.read(out / "report.json")
+    assert "partial" not in data
+    assert data["diff"]["improvements"] == [{"op": "abs", "variant": "forward", "dtype": "float32", "before": "FAIL",
+                                             "after": "PASS"}]
