@@ -1,8 +1,9 @@
 """Builds torch_dml._C against the installed torch (one build per torch minor; see pyproject.toml).
 
 Run without build isolation so the extension links the torch that will import it:
-    pip install --no-build-isolation -e .
+    pip install -v --no-build-isolation -e .
 The build is incremental through ninja: objects live in build/ and only changed sources recompile.
+pip shows the build's progress (a line per source, backend/build_progress.py) only with -v.
 """
 
 import glob
@@ -66,7 +67,10 @@ class IncrementalBuildExt(BuildExtension.with_options(use_ninja=True)):
         self.build_temp = os.environ.get("TORCH_DML_BUILD_TEMP", os.path.join(ROOT, "build", "temp"))
 
     def build_extension(self, ext) -> None:
-        super().build_extension(ext)
+        from backend.build_progress import condensed_ninja
+
+        with condensed_ninja(ROOT, len(ext.sources)):
+            super().build_extension(ext)
         from backend.cxx_runtime import check_extension
 
         path = self.get_ext_fullpath(ext.name)

@@ -1,9 +1,12 @@
 """python -m conformance run [--quick] [--ops ...] [--dtypes ...] [--variants ...] [--workers N]
                             [--backend-module M --device D] [--baseline old.json] [--update-expectations]
+                            [--progress auto|tty|lines|off] [--report-every SECONDS]
 python -m conformance generate [--force]
 
 `run` (re)generates the pytest modules when torch or the backend's registrations changed, runs them with
-pytest (and pytest-xdist for --workers > 1), then merges the per-test rows into the report."""
+pytest (and pytest-xdist for --workers > 1), then merges the per-test rows into the report. While pytest
+runs, the report is rewritten every --report-every seconds, marked partial: Ctrl-C, SIGTERM or a crash
+leaves a readable report of the tests that ran."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ QUICK_OPS = [
     "tanh", "transpose", "var", "var_mean", "where", "zero_",
 ]
 QUICK_SAMPLES, FULL_SAMPLES = 2, 4
+PROGRESS_LINES_EVERY = 30.0  # seconds between the plain progress lines in a log
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +65,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     run.add_argument("--check", action="store_true",
                      help="exit 1 when a case is FAIL, ERROR or XPASS (default: 0 once the report is written)")
     run.add_argument("--pytest-args", default="", help="extra pytest arguments, space-separated")
+    run.add_argument("--progress", default=os.environ.get("CONFORMANCE_PROGRESS", "auto"),
+                     choices=("auto", "tty", "lines", "off"),
+                     help="the live view: tty (bars redrawn in place), lines (plain lines, for CI logs), off "
+                          "(pytest's dots); auto: tty when stdout is a terminal (env CONFORMANCE_PROGRESS)")
+    run.add_argument("--report-every", type=float, default=60.0,
+                     help="seconds between rewrites of the partial report while the run goes on (default 60; "
+                          "longer when a rewrite is slow: it takes CPU from the tests)")
     rebuild = sub.add_parser("report", help="rebuild the report from a run's results.jsonl (e.g. an interrupted run)")
     _common(rebuild)
     rebuild.add_argument("--results", default="", help="default <out>/results.jsonl")
@@ -106,13 +117,18 @@ def pytest_command(args: argparse.Namespace, results: Path) -> list[str]:
             command += [option, value]
     if args.workers > 1:
         command += ["-n", str(args.workers)]
+    if getattr(args, "progress", "off") != "off":
+        command += ["--conformance-progress", args.progress,
+                    "--conformance-progress-every", str(PROGRESS_LINES_EVERY)]
     return command + args.pytest_args.split()
 
 
 def read_rows(results: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    """The plugin's rows; a row left by a crashed test names only its function: fill in its op."""
+    """The plugin's rows; a row left by a crashed test names only its function: fill in its op. A last line
+    without its newline is being written (or was cut by a crash): it is left out."""
     rows = []
-    for line in results.read_text().splitlines() if results.exists() else []:
+    text = results.read_text() if results.exists() else ""
+    for line in text.split("\n")[:-1]:
         row = json.loads(line)
         if "function" in row:
             entry = manifest["ops"].get(row.pop("function"), {})
@@ -150,7 +166,11 @@ def untested_rows(overloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[str, Any], wall: float,
-           exit_code: int) -> dict[str, Any]:
+           exit_code: int, partial: dict[str, Any] | None = None,
+           baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Writes the report. A partial one (an unfinished run) lists no UNTESTED overloads: what no test
+    has reached yet may still be reached, and it never rewrites the expectations. `baseline`: the
+    --baseline report read before this run wrote anything (it may be the report this run replaces)."""
     from conformance import backend as backend_info
     from conformance import expectations, report
 
@@ -160,7 +180,7 @@ def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[
         for name, count in row.get("fallbacks", {}).items():
             fallbacks[name] = fallbacks.get(name, 0) + count
     overloads = report.overload_table(rows, manifest["registered"], backend_info.dispatch_kind)
-    rows = rows + untested_rows(overloads)
+    rows = rows + ([] if partial else untested_rows(overloads))
     samples = args.max_samples or (QUICK_SAMPLES if args.quick else FULL_SAMPLES)
     suite = {"key": manifest["key"], "generated_dir": str(generated_dir(args)), "workers": args.workers,
              "max_samples": samples, "ops": args.ops or ("quick set" if args.quick else "all"),
@@ -169,11 +189,16 @@ def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[
     data = report.build({"generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                          "profile": "quick" if args.quick else ("full" if not (args.ops or args.dtypes
                                                                                or args.variants) else "custom"),
-                         "wall_time_s": round(wall, 1), "backend": meta, "suite": suite}, rows, overloads, fallbacks)
-    if args.baseline:
-        data["diff"] = report.diff(data, report.read(Path(args.baseline)))
+                         "wall_time_s": round(wall, 1), "backend": meta, "suite": suite,
+                         **({"partial": partial} if partial else {})}, rows, overloads, fallbacks)
+    if baseline is None and args.baseline:
+        baseline = report.read(Path(args.baseline))
+    if baseline is not None:
+        data["diff"] = report.diff(data, baseline)
     report.render(data, Path(args.out))
-    if args.update_expectations:
+    if args.update_expectations and partial:
+        print("conformance: expectations left as they are: the run did not finish")
+    elif args.update_expectations:
         folder = Path(args.expectations) if args.expectations else expectations.HERE
         path = folder / f"{meta['adapter_class']}.yaml"
         written = expectations.update(path, meta["adapter_class"], rows)
@@ -182,28 +207,54 @@ def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance import partial, report
+
     started = time.perf_counter()
     manifest = prepare(args)
+    baseline = report.read(Path(args.baseline)) if args.baseline else None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.jsonl"
     results.unlink(missing_ok=True)
+    partial.collected_path(results).unlink(missing_ok=True)
     env = {**os.environ, "TORCH_DML_FALLBACK_WARN": os.environ.get("TORCH_DML_FALLBACK_WARN", "0")}
     command = pytest_command(args, results)
     print("conformance: " + " ".join(command), flush=True)
-    exit_code = subprocess.call(command, env=env)
+    print(f"conformance: report in {out}/, rewritten every {args.report_every:g} s while the run goes on",
+          flush=True)
+    written = [-1]
+
+    def snapshot() -> None:
+        rows = read_rows(results, manifest)
+        if len(rows) != written[0]:
+            written[0] = len(rows)
+            finish(args, rows, manifest, time.perf_counter() - started, -1,
+                   partial.marker(len(rows), partial.collected_tests(results), partial.RUNNING), baseline)
+
+    exit_code, stopped = partial.supervise(command, env, args.report_every, snapshot)
     if not results.exists():
         print(f"conformance: pytest exited {exit_code} without results", file=sys.stderr)
-        return exit_code or 1
+        return partial.EXIT_CODES.get(_signal_of(stopped), exit_code or 1)
     rows = read_rows(results, manifest)
-    data = finish(args, rows, manifest, time.perf_counter() - started, exit_code)
+    unfinished = partial.final_marker(len(rows), partial.collected_tests(results), exit_code, stopped)
+    data = finish(args, rows, manifest, time.perf_counter() - started, exit_code, unfinished, baseline)
     totals = ", ".join(f"{k} {v}" for k, v in data["totals"].items() if v)
     print(f"conformance: {totals}; wall time {data['wall_time_s']:.1f} s; "
           f"report in {out}/ (report.json, report.md, index.html)")
+    if unfinished:
+        print(f"conformance: the report is {partial.describe(unfinished)}", file=sys.stderr)
+    if stopped:
+        return partial.EXIT_CODES.get(_signal_of(stopped), 1)
     if args.check:
         bad = data["totals"]["FAIL"] + data["totals"]["ERROR"] + data["totals"]["XPASS"]
-        return 1 if bad else 0
+        return 1 if bad or unfinished else 0
     return 0
+
+
+def _signal_of(stopped: str) -> int:
+    from conformance import partial
+
+    return next((signum for signum, name in partial.SIGNAL_NAMES.items() if name == stopped), 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,7 +269,13 @@ def main(argv: list[str] | None = None) -> int:
                     "update_expectations": False}
         for name, value in defaults.items():
             setattr(args, name, getattr(args, name, value))
-        data = finish(args, read_rows(results, manifest), manifest, args.wall_time, -1)
+        from conformance import partial
+
+        rows = read_rows(results, manifest)
+        total = partial.collected_tests(results)
+        unfinished = (partial.marker(len(rows), total, "rebuilt from the results of an unfinished run")
+                      if total is not None and len(rows) < total else None)
+        data = finish(args, rows, manifest, args.wall_time, -1, unfinished)
         print(f"conformance: report from {results} ({len(data['results'])} rows) in {args.out}/")
         return 0
     return run(args)

@@ -5,6 +5,10 @@ user_properties) into a JSON-lines file that `python -m conformance run` turns i
 
 Outcomes: PASS and FALLBACK pass; SKIP skips with its reason; XFAIL is xfailed; FAIL, ERROR and XPASS
 (strict: an expected failure that passed) fail.
+
+With --conformance-progress the controller draws progress.py's view in place of pytest's dots and writes
+the number of collected tests beside the results (`<results>.collected.json`), so that a report rebuilt
+from an unfinished results file can say how much of the run it holds.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +25,7 @@ import pytest
 
 from conformance import backend as backend_info
 from conformance import expectations, statuses, tolerances
+from conformance.progress import Progress
 
 PROPERTY = "conformance"
 
@@ -38,6 +45,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="expectations file to apply (default: the adapter's class)")
     group.addoption("--conformance-expectations", default=os.environ.get("CONFORMANCE_EXPECTATIONS", ""),
                     help="folder of expectation files (default: conformance/expectations)")
+    group.addoption("--conformance-progress", default="off", choices=("off", "auto", "tty", "lines"),
+                    help="the live view instead of pytest's dots: tty (redrawn in place), lines (plain, for "
+                         "logs), auto (tty when stdout is a terminal)")
+    group.addoption("--conformance-progress-every", type=float, default=30.0,
+                    help="seconds between the plain progress lines (lines mode)")
 
 
 def _split(value: str) -> set[str]:
@@ -182,6 +194,12 @@ def _row_from_nodeid(nodeid: str, message: str) -> dict[str, Any] | None:
             "message": message[:300], "test_id": name}
 
 
+def _finished(report: pytest.TestReport) -> bool:
+    """The report that ends a test: its call, or a setup that did not pass, or xdist's report for the test
+    a crashed worker was running (phase '???')."""
+    return report.when == "call" or (report.when != "teardown" and not report.passed)
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if not _CONFIG:
         return
@@ -191,6 +209,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if row is None and report.failed and report.nodeid not in rows:
         row = _row_from_nodeid(report.nodeid, str(report.longrepr).strip().splitlines()[-1] if report.longrepr
                                else "the test failed without a result")
+    progress = config.stash.get(_PROGRESS_KEY, None)
+    if progress is not None and _finished(report):
+        status = row["status"] if row else (statuses.ERROR if report.failed else statuses.SKIP)
+        if row is not None and "op" not in row:  # a crashed test's row names its function, not its op
+            row = {**row, "op": row["function"].removeprefix("test_")}
+        progress.finish_test(report.nodeid, status, row, report.duration)
     if row is None or report.nodeid in rows:
         return
     rows[report.nodeid] = row
@@ -202,6 +226,69 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 _CONFIG: list[pytest.Config] = []
 _STREAM_KEY = pytest.StashKey[Any]()
+_PROGRESS_KEY = pytest.StashKey[Progress]()
+
+
+def _progress(config: pytest.Config) -> Progress | None:
+    mode = config.getoption("conformance_progress")
+    if mode == "off" or hasattr(config, "workerinput"):
+        return None
+    if mode == "auto":
+        mode = "tty" if sys.stdout.isatty() and os.environ.get("TERM", "") != "dumb" else "lines"
+    writer = config.get_terminal_writer()
+
+    last = [""]
+
+    def write(text: str) -> None:
+        # xdist rewrites "bringing up nodes..." in place, leaving no newline; after the view's own
+        # cursor movement (an escape sequence) the line is clean though the writer counts it.
+        if writer.width_of_current_line and not (text.startswith("\x1b") or last[0].startswith("\x1b")):
+            text = "\n" + text
+        writer.write(text, flush=True)
+        last[0] = text
+
+    return Progress(write, tty=mode == "tty", every=config.getoption("conformance_progress_every"),
+                    width=max(40, min(writer.fullwidth - 1, 200)))
+
+
+def _collected(config: pytest.Config, nodeids: list[str]) -> None:
+    """The run's size: to the view, and beside the results for a report of an unfinished run."""
+    progress = config.stash.get(_PROGRESS_KEY, None)
+    if progress is not None:
+        progress.start(nodeids)
+    path = config.getoption("conformance_results")
+    if path and not config.stash.get(_COLLECTED_KEY, False):
+        config.stash[_COLLECTED_KEY] = True
+        collected_path(Path(path)).write_text(json.dumps({"tests": len(nodeids)}))
+
+
+_COLLECTED_KEY = pytest.StashKey[bool]()
+
+
+def collected_path(results: Path) -> Path:
+    return results.with_suffix(".collected.json")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # Without xdist; the workers' collections reach the controller through the hook below.
+    if not hasattr(session.config, "workerinput") and not session.config.pluginmanager.has_plugin("dsession"):
+        _collected(session.config, [item.nodeid for item in session.items])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    if _CONFIG:
+        _collected(_CONFIG[0], ids)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Generator[None, Any, Any]:
+    """No dots or letters while the view is drawn: they would break its lines."""
+    result = yield
+    if result and config.stash.get(_PROGRESS_KEY, None) is not None:
+        category, _, _ = result
+        return category, "", ""
+    return result
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -212,17 +299,24 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if path and not hasattr(config, "workerinput"):  # the controller (or the only process) writes the rows
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         config.stash[_STREAM_KEY] = open(path, "w")  # noqa: SIM115 -- closed at session finish
+        collected_path(Path(path)).unlink(missing_ok=True)
+    progress = _progress(config)
+    if progress is not None:
+        config.stash[_PROGRESS_KEY] = progress
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     stream = session.config.stash.get(_STREAM_KEY, None)
     if stream is not None:
         stream.close()
+    progress = session.config.stash.get(_PROGRESS_KEY, None)
+    if progress is not None:
+        progress.finish(int(exitstatus))
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     rows = config.stash.get(_ROWS_KEY, {})
-    if rows:
+    if rows and config.stash.get(_PROGRESS_KEY, None) is None:  # the view's closing line has the counts
         counted: dict[str, int] = {}
         for row in rows.values():
             counted[row["status"]] = counted.get(row["status"], 0) + 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -141,9 +142,17 @@ def _number(value: Any) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
+def _write(path: Path, text: str) -> None:
+    """Whole or not at all: the report is rewritten while a run goes on, and a reader (or a kill) in the
+    middle of a write must not meet half a file."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
 def render(report: dict[str, Any], out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "report.json").write_text(json.dumps(report, indent=1))
+    _write(out_dir / "report.json", json.dumps(report, indent=1))
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                                      autoescape=jinja2.select_autoescape(["html", "html.j2"]))
     environment.filters["number"] = _number
@@ -155,5 +164,5 @@ def render(report: dict[str, Any], out_dir: Path) -> None:
                "variants": sorted({r["variant"] for r in results if r["dtype"] != "-"}),
                "untested": [r for r in results if r["status"] == statuses.UNTESTED],
                "overload_counts": Counter((o["dispatch"], o["exercised"]) for o in report.get("overloads", []))}
-    (out_dir / "report.md").write_text(environment.get_template("report.md.j2").render(**context))
-    (out_dir / "index.html").write_text(environment.get_template("index.html.j2").render(**context))
+    _write(out_dir / "report.md", environment.get_template("report.md.j2").render(**context))
+    _write(out_dir / "index.html", environment.get_template("index.html.j2").render(**context))

@@ -221,6 +221,7 @@ def summary(cell: CellReport) -> dict[str, Any]:
         "python": cell.record.get("python", ""),
         "os": cell.record.get("os", ""),
         "profile": cell.report.get("profile", ""),
+        "partial": cell.report.get("partial"),  # an unfinished run (conformance/partial.py), else None
         "max_samples": cell.report.get("suite", {}).get("max_samples", ""),
         "commit": commit(cell),
         "generated": cell.report.get("generated", ""),

@@ -48,6 +48,12 @@ def problems(matrix: Matrix, cell_id: str, report: dict[str, Any]) -> list[str]:
         found.append(f"the report ran torch {backend.get('torch')}, the cell is torch {cell.torch}")
     if report.get("profile") == "quick":
         found.append("a quick-profile report: this folder holds full runs (`python -m conformance run`)")
+    partial = report.get("partial")
+    if partial:
+        found.append(
+            f"a partial report ({partial.get('tests_run')} of {partial.get('tests_total')} tests run: "
+            f"{partial.get('reason')}): this folder holds finished runs"
+        )
     return found
 
 

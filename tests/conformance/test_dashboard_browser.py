@@ -76,3 +76,19 @@ def test_filters_change_what_is_shown(browser, page):
     Select(browser.find_element(By.ID, "dtype-filter")).select_by_visible_text("all")
     assert visible_ops(browser) == ["add:backward"]
     assert browser.find_element(By.ID, "shown").text == "1 of 4 rows shown"
+
+
+def test_a_partial_report_says_so_above_the_totals(browser, tmp_path):
+    data = make_report([row("add", "float32", statuses.PASS)])
+    data["partial"] = {"tests_run": 1, "tests_total": 13546, "reason": "interrupted by Ctrl-C (SIGINT)"}
+    report.render(data, tmp_path)
+    browser.get((tmp_path / "index.html").as_uri())
+    banner = browser.find_element(By.ID, "partial")
+    assert banner.is_displayed()
+    assert banner.text.startswith("Partial report: 1 of 13546 tests run (interrupted by Ctrl-C (SIGINT))")
+    assert banner.location["y"] < browser.find_element(By.ID, "totals").location["y"]
+
+
+def test_a_finished_report_has_no_partial_banner(browser, page):
+    browser.get(page)
+    assert not browser.find_elements(By.ID, "partial")

@@ -84,6 +84,11 @@ def test_publish_gzips_a_report_and_records_where_it_came_from(tmp_path: Path) -
         ("linux-lavapipe-py311-torch2.13", _report("lavapipe", "2.11.0"), "ran torch 2.11.0"),
         ("linux-lavapipe-py311-torch2.13", _report("lavapipe", "2.13.0", "quick"), "quick-profile"),
         ("linux-lavapipe-py399-torch2.13", _report("lavapipe", "2.13.0"), "no cell"),
+        (
+            "linux-lavapipe-py311-torch2.13",
+            {**_report("lavapipe", "2.13.0"), "partial": {"tests_run": 5, "tests_total": 9, "reason": "x"}},
+            "a partial report (5 of 9 tests run",
+        ),
     ],
 )
 def test_publish_refuses_a_report_that_is_not_the_cells(

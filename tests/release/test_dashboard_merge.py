@@ -227,3 +227,16 @@ def test_reports_outside_the_matrix_are_listed_separately(reports: dict[str, Pat
 def test_nothing_to_merge_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no conformance reports"):
         merge.build_site(model.load(), [], tmp_path)
+
+
+def test_a_partial_report_is_merged_and_marked(reports: dict[str, Path], tmp_path: Path) -> None:
+    path = reports["linux-lavapipe-py311-torch2.13"]
+    data = json.loads(path.read_text())
+    data["partial"] = {"tests_run": 3, "tests_total": 120, "reason": "interrupted by SIGTERM"}
+    path.write_text(json.dumps(data))
+    out = tmp_path / "site"
+    assert main(["merge", str(tmp_path / "artifacts"), "-o", str(out)]) == 0
+    cells = {c["name"]: c for c in json.loads((out / "merged.json").read_text())["cells"]}
+    assert cells["linux-lavapipe-py311-torch2.13"]["partial"]["tests_run"] == 3
+    assert cells["linux-nvidia-rtx3070-py312-torch2.13"]["partial"] is None
+    assert "partial: 3 of 120 tests run" in (out / "index.html").read_text()
