@@ -4,11 +4,20 @@ kernel calls. Both answer from ``torch.dml``; dml has no raw stream handles to p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from textwrap import dedent
 
 import torch
 from torch._dynamo.device_interface import DeviceInterface
 from torch._inductor.codegen.common import DeviceOpOverrides
+
+
+@dataclass(frozen=True)
+class DmlProperties:
+    name: str
+    # WebGPU does not report compute units. Inductor only uses the count to decide how many pieces to
+    # split a large reduction into; one keeps each reduction one eager op.
+    multi_processor_count: int = 1
 
 
 class DmlInterface(DeviceInterface):
@@ -24,6 +33,13 @@ class DmlInterface(DeviceInterface):
         @staticmethod
         def current_device() -> int:
             return torch.dml.current_device()  # type: ignore[attr-defined]
+
+        @staticmethod
+        def get_device_properties(device: torch.types.Device = None) -> DmlProperties:
+            index = torch.device("dml", device).index if isinstance(device, int) else None
+            if isinstance(device, (str, torch.device)):
+                index = torch.device(device).index
+            return DmlProperties(torch.dml.get_device_name(index))  # type: ignore[attr-defined]
 
     @staticmethod
     def current_device() -> int:

@@ -121,9 +121,9 @@ class _Writer:
 
     def shape(self, dims: int | None = None) -> str:
         sizes = self.ranges + self.reduction_ranges if dims is None else self.ranges + [sympy.Integer(1)] * dims
-        return "(" + "".join(f"{self.expr(s)}, " for s in sizes) + ")"
+        return _tuple(self.expr(s) for s in sizes)
 
-    def affine(self, index: sympy.Expr) -> tuple[list[str], str] | None:
+    def affine(self, index: sympy.Expr) -> tuple[str, str] | None:
         """The strides and offset of an affine, non-negative-stride index, or None."""
         index = sympy.expand(index)
         if index.free_symbols & self.indirect:
@@ -141,7 +141,7 @@ class _Writer:
         rest = sympy.expand(rest)
         if rest.free_symbols & set(self.variables):
             return None
-        return [self.expr(s) for s in strides], self.expr(rest)
+        return _tuple(self.expr(s) for s in strides), self.expr(rest)
 
     # -- ops -------------------------------------------------------------------------------------------
 
@@ -150,7 +150,7 @@ class _Writer:
         strided = None if self.masked_depth else self.affine(index)
         if strided is not None:
             strides, offset = strided
-            return self.temporary(f"eager_ops.load_strided({buffer}, {self.shape()}, ({', '.join(strides)},), {offset})")
+            return self.temporary(f"eager_ops.load_strided({buffer}, {self.shape()}, {strides}, {offset})")
         clamp = bool(self.masked_depth)
         return self.temporary(f"eager_ops.load_gather({buffer}, {self.expr(index)}, {clamp})")
 
@@ -159,9 +159,7 @@ class _Writer:
         strided = None if accumulate else self.affine(index)
         if strided is not None:
             strides, offset = strided
-            count = shape.count(",")
-            self.lines.append(
-                f"eager_ops.store_strided({buffer}, {shape}, ({', '.join(strides[:count])},), {offset}, {value})")
+            self.lines.append(f"eager_ops.store_strided({buffer}, {shape}, {strides}, {offset}, {value})")
         else:
             self.lines.append(f"eager_ops.store_scatter({buffer}, {shape}, {self.expr(index)}, {value}, {accumulate})")
 
@@ -222,6 +220,8 @@ class _Writer:
         if name in _NO_OPS:
             return lambda *args, **kwargs: None
         function = _TORCH_NAMES.get(name)
+        if function is None and not name.startswith("_") and callable(getattr(eager_ops, name, None)):
+            function = f"eager_ops.{name}"
         if function is None:
             for namespace in (torch, torch.special):
                 if callable(getattr(namespace, name, None)):
@@ -235,6 +235,10 @@ class _Writer:
             return self.temporary(f"{function}({rendered})" if function else rendered)
 
         return op
+
+
+def _tuple(items: Any) -> str:
+    return "(" + "".join(f"{item}, " for item in items) + ")"
 
 
 def _literal(value: Any) -> str:

@@ -107,3 +107,33 @@ def maximum(*values: torch.Tensor | int) -> torch.Tensor | int:
     for value in values[1:]:
         result = torch.maximum(torch.as_tensor(result), torch.as_tensor(value))
     return result
+
+
+# Inductor ops with no torch function of the same name and arguments.
+
+def fma(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    return a * b + c
+
+
+def floor_to_int(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return torch.floor(x).to(dtype)
+
+
+def ceil_to_int(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return torch.ceil(x).to(dtype)
+
+
+def trunc_to_int(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return torch.trunc(x).to(dtype)
+
+
+def round_to_int(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return torch.round(x).to(dtype)
+
+
+def round_decimal(x: torch.Tensor, decimals: int) -> torch.Tensor:
+    return torch.round(x, decimals=decimals)
+
+
+def square(x: torch.Tensor) -> torch.Tensor:
+    return x * x
