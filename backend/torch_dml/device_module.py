@@ -81,6 +81,14 @@ def __getattr__(name: str) -> Any:
     # Without it the recomputation draws new dropout masks and the gradients are silently wrong.
     if name == "_initialized":
         return is_initialized()
+    # Inductor looks this up the first time it needs a code generator for the private-use device: the
+    # cue to register dml with Inductor (torch_dml.compile), which would cost two seconds of imports if
+    # done by ``import torch_dml``. No class is returned, because Inductor's own registration from the
+    # device module would replace ours and drop the pass that sends dml's ATen ops to eager kernels.
+    if name == "Scheduling":
+        from torch_dml import compile as dml_compile
+
+        dml_compile.register()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
