@@ -39,4 +39,13 @@ void Launch::dispatch(const std::string& kernel, const std::function<std::string
   context_.stream().dispatch(compiled, count_, bindings_, params, params_size, grid.x, grid.y);
 }
 
+void Launch::dispatch3d(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
+                        size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
+                        const char* entry) {
+  TORCH_CHECK(ok(), "torch_dml: ", op_, " of ", dtype_, " cannot run on ", context_.describe(), ": ", reason_);
+  if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
+  WGPUComputePipeline compiled = pipeline(context_, kernel, count_, make_source, entry);
+  context_.stream().dispatch(compiled, count_, bindings_, params, params_size, groups_x, groups_y, groups_z);
+}
+
 } // namespace torch_dml::kernels

@@ -57,9 +57,18 @@ class Launch {
     dispatch(kernel, make_source, &params, sizeof(P), groups, entry);
   }
 
+  // As run(), with the workgroups given as a 3-D grid the kernel reads itself (GEMM: tiles x batches).
+  template <typename P>
+  void run3d(const std::string& kernel, const std::function<std::string()>& make_source, const P& params,
+             uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, const char* entry = "main") {
+    dispatch3d(kernel, make_source, &params, sizeof(P), groups_x, groups_y, groups_z, entry);
+  }
+
  private:
   void dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
                 size_t params_size, uint64_t groups, const char* entry);
+  void dispatch3d(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
+                  size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z, const char* entry);
 
   runtime::DeviceContext& context_;
   std::string_view op_;

@@ -6,7 +6,7 @@
 
 namespace torch_dml::kernels {
 
-std::string render(const wgsl::Family& family, std::initializer_list<Hole> holes) {
+std::string render(const wgsl::Family& family, std::span<const Hole> holes) {
   const std::string_view* family_holes_end = family.holes + family.hole_count;
   for (const Hole& hole : holes)
     TORCH_CHECK(std::find(family.holes, family_holes_end, hole.name) != family_holes_end, "torch_dml: ",

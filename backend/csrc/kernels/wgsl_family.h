@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,9 @@ struct Hole {
 // The family's text with every `{{name}}` replaced by its value. Throws (naming the family and the
 // hole) when a hole of the text is left unfilled or a value names no hole: a variant compiled from a
 // half-filled template would fail in naga with a message far from its cause.
-std::string render(const wgsl::Family& family, std::initializer_list<Hole> holes);
+std::string render(const wgsl::Family& family, std::span<const Hole> holes);
+inline std::string render(const wgsl::Family& family, std::initializer_list<Hole> holes) {
+  return render(family, std::span<const Hole>(holes.begin(), holes.size()));
+}
 
 } // namespace torch_dml::kernels

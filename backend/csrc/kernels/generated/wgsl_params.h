@@ -127,6 +127,40 @@ static_assert(offsetof(GatherParams, self_offset) == 20);
 static_assert(offsetof(GatherParams, index_offset) == 24);
 static_assert(sizeof(GatherParams) == 32);
 
+// The uniform block of gemm.wgsl.
+struct alignas(16) GemmParams {
+  uint32_t dims[4] = {};
+  uint32_t a[4] = {};
+  uint32_t b[4] = {};
+  uint32_t out[4] = {};
+  uint32_t addend[4] = {};
+  uint32_t scalars[1][4] = {};
+};
+static_assert(offsetof(GemmParams, dims) == 0);
+static_assert(offsetof(GemmParams, a) == 16);
+static_assert(offsetof(GemmParams, b) == 32);
+static_assert(offsetof(GemmParams, out) == 48);
+static_assert(offsetof(GemmParams, addend) == 64);
+static_assert(offsetof(GemmParams, scalars) == 80);
+static_assert(sizeof(GemmParams) == 96);
+
+// The uniform block of gemm128.wgsl.
+struct alignas(16) Gemm128Params {
+  uint32_t dims[4] = {};
+  uint32_t a[4] = {};
+  uint32_t b[4] = {};
+  uint32_t out[4] = {};
+  uint32_t addend[4] = {};
+  uint32_t scalars[1][4] = {};
+};
+static_assert(offsetof(Gemm128Params, dims) == 0);
+static_assert(offsetof(Gemm128Params, a) == 16);
+static_assert(offsetof(Gemm128Params, b) == 32);
+static_assert(offsetof(Gemm128Params, out) == 48);
+static_assert(offsetof(Gemm128Params, addend) == 64);
+static_assert(offsetof(Gemm128Params, scalars) == 80);
+static_assert(sizeof(Gemm128Params) == 96);
+
 // The uniform block of index_add.wgsl.
 struct alignas(16) IndexAddParams {
   uint32_t units = {};

@@ -1,0 +1,104 @@
+// out = alpha * (A @ B) [+ beta * addend] for a batch of matrices, every operand indexed through its
+// strides (any layout works unchanged): a 64x64 output tile per workgroup of 16x16 threads, each thread
+// 4x4 outputs, K in slices of 16 through workgroup memory. Accumulates in {{acc}}: float32 for the
+// floats up to 32 bits, int32 (wrapping, as the CPU's narrower ints wrap) for the narrower ints,
+// float64 and int64 in themselves (two tiles of them fill the 16 KiB of workgroup memory WebGPU
+// guarantees). A variant without an addend binds `out` in its place.
+// `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
+// between adapters, within the tolerance any reordered dot product needs.
+
+struct Params {
+  dims: vec4<u32>,   // m, n, k, batches in this dispatch
+  a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
+  b: vec4<u32>,
+  out: vec4<u32>,
+  addend: vec4<u32>,
+  scalars: array<vec4<u32>, 1>, // alpha, beta in the accumulator's type
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
+@group(0) @binding(1) var<storage, read_write> a: {{operand_array}};
+@group(0) @binding(2) var<storage, read_write> b: {{operand_array}};
+@group(0) @binding(3) var<storage, read_write> addend: {{operand_array}};
+@group(0) @binding(4) var<uniform> p: Params;
+
+const WITH_ADDEND: bool = {{with_addend}};
+
+var<workgroup> tile_a: array<{{acc}}, 1024>; // [k 16][rows 64]
+var<workgroup> tile_b: array<{{acc}}, 1024>; // [k 16][cols 64]
+
+fn load_a(i: u32) -> {{acc}} {
+  return {{load_a}};
+}
+
+fn load_b(i: u32) -> {{acc}} {
+  return {{load_b}};
+}
+
+fn load_addend(i: u32) -> {{acc}} {
+  return {{load_addend}};
+}
+
+fn alpha() -> {{acc}} {
+  return {{alpha}};
+}
+
+fn beta() -> {{acc}} {
+  return {{beta}};
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
+  let m = p.dims.x;
+  let n = p.dims.y;
+  let k = p.dims.z;
+  let batch = group.z;
+  let row0 = group.y * 64u;
+  let col0 = group.x * 64u;
+  let tid = local.y * 16u + local.x;
+  let a_base = p.a.x + batch * p.a.y;
+  let b_base = p.b.x + batch * p.b.y;
+  var acc: array<{{acc}}, 16>;
+  for (var k0 = 0u; k0 < k; k0 += 16u) {
+    for (var i = 0u; i < 4u; i++) {
+      let e = tid + i * 256u;
+      let r = e / 16u;
+      let kk = e % 16u;
+      var v = {{acc}}(0);
+      if (row0 + r < m && k0 + kk < k) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      tile_a[kk * 64u + r] = v;
+      let kb = e / 64u;
+      let c = e % 64u;
+      var u = {{acc}}(0);
+      if (k0 + kb < k && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      tile_b[kb * 64u + c] = u;
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < 16u; kk++) {
+      let ra = kk * 64u + local.y * 4u;
+      let rb = kk * 64u + local.x * 4u;
+      let av = vec4<{{acc}}>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
+      let bv = vec4<{{acc}}>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
+      for (var i = 0u; i < 4u; i++) {
+        acc[i * 4u + 0u] += av[i] * bv.x;
+        acc[i * 4u + 1u] += av[i] * bv.y;
+        acc[i * 4u + 2u] += av[i] * bv.z;
+        acc[i * 4u + 3u] += av[i] * bv.w;
+      }
+    }
+    workgroupBarrier();
+  }
+  for (var i = 0u; i < 4u; i++) {
+    let row = row0 + local.y * 4u + i;
+    for (var j = 0u; j < 4u; j++) {
+      let col = col0 + local.x * 4u + j;
+      if (row < m && col < n) {
+        var v = alpha() * acc[i * 4u + j];
+        if (WITH_ADDEND) {
+          v += beta() * load_addend(p.addend.x + batch * p.addend.y + row * p.addend.z + col * p.addend.w);
+        }
+        out[p.out.x + batch * p.out.y + row * p.out.z + col * p.out.w] = v;
+      }
+    }
+  }
+}
