@@ -9,13 +9,16 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/index_copy_ops.h>
 #include <ATen/ops/index_fill_ops.h>
+#include <ATen/ops/index_reduce_ops.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/index_groups.h"
 #include "aten/selection.h"
 #include "aten/word_view.h"
+#include "kernels/index_add_kernel.h"
 #include "kernels/put_kernel.h"
 
 namespace torch_dml::aten {
@@ -38,6 +41,30 @@ bool put_linear(at::Tensor& out, const at::Tensor& linear, const at::Tensor& val
     return false;
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
   kernels::put(context, problem);
+  return true;
+}
+
+bool reduce_at_positions(at::Tensor& out, const at::Tensor& linear, const at::Tensor& values,
+                         std::string_view reduce, bool include_self) {
+  static const std::pair<std::string_view, kernels::IndexFold> folds[] = {
+      {"sum", kernels::IndexFold::Sum},  {"prod", kernels::IndexFold::Prod}, {"mean", kernels::IndexFold::Mean},
+      {"amax", kernels::IndexFold::Max}, {"amin", kernels::IndexFold::Min}};
+  const auto fold = std::find_if(std::begin(folds), std::end(folds), [&](const auto& f) { return f.first == reduce; });
+  if (fold == std::end(folds) || !out.is_contiguous() || values.scalar_type() != out.scalar_type()) return false;
+  if (linear.numel() == 0) return true;
+  const at::Tensor source = values.expand(linear.sizes()).reshape({-1}).contiguous();
+  const IndexGroups groups = index_groups(linear, out.numel(), -1);
+  kernels::IndexAddProblem problem;
+  problem.op = "scatter_reduce";
+  problem.fold = fold->second;
+  problem.fold_out = include_self;
+  problem.sort = groups.sort;
+  problem.source = device_ref(source);
+  problem.out = device_ref(out);
+  runtime::DeviceContext& context = context_of(out);
+  if (!kernels::index_add_unsupported_reason(context, problem).empty()) return false;
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::index_add(context, problem);
   return true;
 }
 
@@ -140,7 +167,51 @@ at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& i
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_fill__int_Tensor>::call(self, dim, index, value);
 }
 
+// index_reduce (prod, mean, amax, amin) over the slices index names, with or without self's values.
+std::optional<at::Tensor> reduced_slices(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                         const at::Tensor& source, std::string_view reduce, bool include_self) {
+  if (source.scalar_type() != self.scalar_type() || source.device() != self.device() ||
+      !copy_source_fits(self, dim, index, source))
+    return std::nullopt;
+  c10::DeviceGuard guard(self.device());
+  const std::optional<at::Tensor> positions = slice_positions(self, dim, index, "index_reduce_()");
+  if (!positions) return std::nullopt;
+  at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
+  if (positions->numel() == 0) return out;
+  if (!reduce_at_positions(out, *positions, source.reshape(positions->sizes()), reduce, include_self))
+    return std::nullopt;
+  return out;
+}
+
+at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                             c10::string_view reduce, bool include_self, at::Tensor& out) {
+  if (const auto result = reduced_slices(self, dim, index, source, reduce, include_self)) {
+    assign_out(out, *result);
+    return out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_reduce_out>::call(self, dim, index, source,
+                                                                                      reduce, include_self, out);
+}
+
+at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                        c10::string_view reduce, bool include_self) {
+  if (auto result = reduced_slices(self, dim, index, source, reduce, include_self)) return *result;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_reduce>::call(self, dim, index, source, reduce,
+                                                                                  include_self);
+}
+
+at::Tensor& index_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                                 c10::string_view reduce, bool include_self) {
+  if (const auto result = reduced_slices(self, dim, index, source, reduce, include_self))
+    return written_back(self, *result);
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_reduce_>::call(self, dim, index, source, reduce,
+                                                                                   include_self);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index_reduce.out", TORCH_FN(index_reduce_out));
+  m.impl("index_reduce", TORCH_FN(index_reduce));
+  m.impl("index_reduce_", TORCH_FN(index_reduce_inplace));
   m.impl("index_copy.out", TORCH_FN(index_copy_out));
   m.impl("index_copy_", TORCH_FN(index_copy_inplace));
   m.impl("index_copy", TORCH_FN(index_copy));

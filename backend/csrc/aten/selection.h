@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+#include <string_view>
 
 namespace torch_dml::aten {
 
@@ -20,6 +21,12 @@ std::optional<at::Tensor> set_positions(const at::Tensor& flat);
 // repeat; `out` contiguous and on a word boundary, `linear` int64 in [0, out.numel()). False when the
 // kernel cannot take the operands (nothing is written then).
 bool put_linear(at::Tensor& out, const at::Tensor& linear, const at::Tensor& values);
+
+// out.flatten()[linear[i]] (op)= values[i] folded per position in position order: reduce is scatter_reduce's
+// "sum", "prod", "mean", "amax" or "amin"; include_self folds out's old value in. `out` contiguous,
+// `linear` int64 in [0, out.numel()). False when the kernel cannot take the operands (nothing written).
+bool reduce_at_positions(at::Tensor& out, const at::Tensor& linear, const at::Tensor& values,
+                         std::string_view reduce, bool include_self);
 
 // Throws IndexError unless every value of each `indices[i]` lies in [low[i], high[i]); one read for all.
 void check_ranges(const std::vector<at::Tensor>& indices, const std::vector<int64_t>& low,

@@ -13,6 +13,7 @@
 #include <ATen/ops/gather_ops.h>
 #include <ATen/ops/scatter_add_ops.h>
 #include <ATen/ops/scatter_ops.h>
+#include <ATen/ops/scatter_reduce_ops.h>
 #include <ATen/ops/masked_select_ops.h>
 #include <ATen/ops/index_ops.h>
 #include <ATen/ops/take_ops.h>
@@ -306,6 +307,46 @@ std::optional<at::Tensor> assign_scattered(const at::Tensor& self, int64_t dim, 
   return std::nullopt;
 }
 
+// scatter_reduce.two: each position folds the values scattered to it (with self's value when
+// include_self) in position order, the same bits every run.
+std::optional<at::Tensor> reduce_scattered(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                           const at::Tensor& src, std::string_view reduce, bool include_self) {
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  c10::DeviceGuard guard(self.device());
+  const auto writes = scattered_positions(self, d, index, src, "scatter_reduce()");
+  if (!writes) return std::nullopt;
+  at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
+  if (index.numel() == 0 || reduce_at_positions(out, writes->first, writes->second, reduce, include_self)) return out;
+  return std::nullopt;
+}
+
+at::Tensor scatter_reduce_two(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                              c10::string_view reduce, bool include_self) {
+  if (auto result = reduce_scattered(self, dim, index, src, reduce, include_self)) return *result;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_reduce_two>::call(self, dim, index, src,
+                                                                                         reduce, include_self);
+}
+
+at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                   c10::string_view reduce, bool include_self, at::Tensor& out) {
+  if (const auto result = reduce_scattered(self, dim, index, src, reduce, include_self)) {
+    assign_out(out, *result);
+    return out;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_reduce_two_out>::call(
+      self, dim, index, src, reduce, include_self, out);
+}
+
+at::Tensor& scatter_reduce_two_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                       c10::string_view reduce, bool include_self) {
+  if (const auto result = reduce_scattered(self, dim, index, src, reduce, include_self)) {
+    self.copy_(*result);
+    return self;
+  }
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_reduce__two>::call(self, dim, index, src,
+                                                                                          reduce, include_self);
+}
+
 // The value overloads scatter a 0-d tensor broadcast to index's shape (never materialised per element
 // of self: put_linear expands it).
 at::Tensor value_source(const at::Tensor& self, const at::Tensor& index, const at::Scalar& value) {
@@ -409,6 +450,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
   m.impl("scatter_add_", TORCH_FN(scatter_add_inplace));
   m.impl("scatter.src", TORCH_FN(scatter_src));
+  m.impl("scatter_reduce.two", TORCH_FN(scatter_reduce_two));
+  m.impl("scatter_reduce.two_out", TORCH_FN(scatter_reduce_two_out));
+  m.impl("scatter_reduce_.two", TORCH_FN(scatter_reduce_two_inplace));
   m.impl("scatter.value", TORCH_FN(scatter_value));
   m.impl("scatter.src_out", TORCH_FN(scatter_src_out));
   m.impl("scatter.value_out", TORCH_FN(scatter_value_out));

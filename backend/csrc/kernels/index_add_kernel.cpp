@@ -44,10 +44,12 @@ Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
                  "a dtype other than float32, float16, bfloat16, float64, int32 or int64");
   launch.require(dtype != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 needs shader-f64");
   launch.require(dtype != c10::kLong || context.has(runtime::Feature::ShaderInt64), "int64 needs shader-int64");
-  // A float64 alpha other than 1 and the correctly rounded division are reassembled from u32 words.
-  launch.require(dtype != c10::kDouble || (unit_alpha(a.alpha) && !a.divide_by_count) ||
+  // A float64 alpha other than 1, the correctly rounded division and the NaN tests of max / min are
+  // reassembled from or test u32/u64 words.
+  launch.require(dtype != c10::kDouble ||
+                     (unit_alpha(a.alpha) && !a.divide_by_count && a.fold == IndexFold::Sum) ||
                      context.has(runtime::Feature::ShaderInt64),
-                 "float64 with alpha != 1 or scale_grad_by_freq needs shader-int64");
+                 "float64 with alpha != 1, scale_grad_by_freq or a fold other than a sum needs shader-int64");
   const uint64_t rows = a.sort.buckets, positions = a.sort.positions;
   const uint64_t elements = a.outer * rows * a.inner;
   launch.require_u32(elements, "elements of out");
@@ -78,18 +80,54 @@ std::string store(c10::ScalarType dtype) {
          "  } else {\n    word = word | (out[w] & 0xFFFF0000u);\n  }\n  out[w] = word;";
 }
 
-std::string source(c10::ScalarType dtype, bool unit, bool from_zero, bool divide) {
+const char* fold_name(IndexFold fold) {
+  switch (fold) {
+    case IndexFold::Sum: return "sum";
+    case IndexFold::Prod: return "prod";
+    case IndexFold::Max: return "amax";
+    case IndexFold::Min: return "amin";
+    case IndexFold::Mean: return "mean";
+  }
+  return "?";
+}
+
+std::string combine(IndexFold fold) {
+  switch (fold) {
+    case IndexFold::Prod: return "sum * term";
+    case IndexFold::Max: return "maximum_(sum, term)";
+    case IndexFold::Min: return "minimum_(sum, term)";
+    default: return "sum + term";
+  }
+}
+
+// The division that ends a fold: embedding's scale_grad_by_freq, or a mean over the terms (and out's
+// old value when it is folded in); floor division for integers, as the CPU's mean rounds. Both divide
+// correctly rounded (WGSL's `/` may be 2.5 ulp off).
+std::string divide(const IndexAddProblem& a, const std::string& type, bool integral) {
+  if (a.divide_by_count) return "  if (count > 1u) { sum = div_rn_(sum, " + type + "(count)); }";
+  if (a.fold != IndexFold::Mean) return "";
+  const std::string n = "count" + std::string(a.fold_out ? " + 1u" : "");
+  return "  if (count > 0u) { sum = " + std::string(integral ? "div_floor_int_" : "div_rn_") + "(sum, " + type + "(" +
+      n + ")); }";
+}
+
+std::string source(const IndexAddProblem& a, bool unit) {
+  const c10::ScalarType dtype = a.out.dtype;
   const Value acc = accumulator(dtype);
   const std::string type = wgsl_type(acc);
+  const bool integral = dtype == c10::kInt || dtype == c10::kLong;
+  const std::string combined = combine(a.fold), divided = divide(a, type, integral);
   return render(wgsl::index_add,
                 {{"array", typed_array_type(dtype)},
-                 {"helpers", store_helpers(dtype) + (divide ? math_helpers("div_rn_(", acc) : "")},
+                 {"helpers", store_helpers(dtype) + math_helpers(combined + divided, acc)},
                  {"acc", type},
+                 {"fold_out", a.fold_out ? "true" : "false"},
                  {"source_load", typed_load(dtype, "source", "j")},
-                 {"start", from_zero ? "0" : typed_load(dtype, "out", "p.out_offset + e")},
+                 {"start", a.from_zero ? "0" : typed_load(dtype, "out", "p.out_offset + e")},
                  {"alpha", unit ? type + "(1)" : decode_scalar(0, acc)},
                  {"term", unit ? "source_at(j)" : "alpha * source_at(j)"},
-                 {"divide", divide ? "  if (count > 1u) { sum = div_rn_(sum, " + type + "(count)); }" : ""},
+                 {"combine", combined},
+                 {"divide", divided},
                  {"store", store(dtype)},
                  {"workgroup_size", std::to_string(kWorkgroupSize)}});
 }
@@ -129,11 +167,13 @@ void index_add(runtime::DeviceContext& context, const IndexAddProblem& problem) 
   const c10::ScalarType dtype = problem.out.dtype;
   const bool unit = unit_alpha(problem.alpha);
   const std::string name = std::string("index_add/") + dtype_info(dtype)->name + (unit ? "" : "/alpha") +
-      (problem.from_zero ? "/from_zero" : "") + (problem.divide_by_count ? "/by_count" : "");
+      (problem.from_zero ? "/from_zero" : "") + (problem.divide_by_count ? "/by_count" : "") +
+      (problem.fold == IndexFold::Sum ? "" : std::string("/") + fold_name(problem.fold)) +
+      (problem.fold_out ? "" : "/no_out");
   const uint64_t step = rows_per_slice(context, problem);
   for (uint64_t first = 0; first < problem.sort.buckets; first += step) {
     Plan plan = kernels::plan(context, slice(problem, first, std::min(step, problem.sort.buckets - first)));
-    plan.launch.run(name, [&] { return source(dtype, unit, problem.from_zero, problem.divide_by_count); }, plan.params,
+    plan.launch.run(name, [&] { return source(problem, unit); }, plan.params,
                     groups_for(plan.params.units));
   }
 }

@@ -13,8 +13,14 @@
 
 namespace torch_dml::kernels {
 
+// How a group's terms fold: index_add sums; scatter_reduce / index_reduce also take products, maxima
+// and minima (a NaN among them wins, as on the CPU) and means.
+enum class IndexFold { Sum, Prod, Max, Min, Mean };
+
 struct IndexAddProblem {
   const char* op = "index_add";  // for errors
+  IndexFold fold = IndexFold::Sum;
+  bool fold_out = true;          // out's old value (or 0 with from_zero) starts each fold; else its first term
   uint64_t outer = 1;            // out viewed as [outer, rows, inner]; rows = sort.buckets
   uint64_t inner = 1;
   c10::Scalar alpha = 1;

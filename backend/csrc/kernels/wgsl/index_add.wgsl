@@ -1,6 +1,8 @@
 // out[a, r, c] += alpha * source[a, i, c] for every position i whose index is r: index_add_, and
 // embedding_dense_backward (each sum starting at 0 instead of out's old value), after the positions
-// are grouped by index (index_sort_*.wgsl). One thread per element of out (per word of two for 2-byte
+// are grouped by index (index_sort_*.wgsl). The same fold in other forms (a product, a
+// NaN-propagating max or min; a mean's division) serves scatter_reduce and index_reduce, with or
+// without out's old value in it. One thread per element of out (per word of two for 2-byte
 // dtypes) adds its group's terms in position order, the CPU's order, in {{acc}}: the same bits every
 // run, and no float atomics. With alpha 1 the sum has no product a driver could fuse.
 // scale_grad_by_freq divides by the count with a correctly rounded division (WGSL's `/` may be 2.5
@@ -28,6 +30,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> order: array<u32>;
 @group(0) @binding(5) var<uniform> p: Params;
 
+const FOLD_OUT: bool = {{fold_out}};
+
 {{helpers}}
 
 fn source_at(j: u32) -> {{acc}} {
@@ -52,9 +56,17 @@ fn summed(e: u32) -> {{acc}} {
   let end = ends[p.ends_offset + row];
   let alpha = {{alpha}};
   var sum = {{acc}}({{start}});
+  // FOLD_OUT: out's old value (or 0) starts the fold; else the group's first term does.
+  var fresh = !FOLD_OUT;
   for (var s = end - count; s < end; s++) {
     let j = p.source_offset + (outer * p.positions + order[p.order_offset + s]) * p.inner + column;
-    sum = sum + {{term}};
+    let term = {{term}};
+    if (fresh) {
+      sum = term;
+      fresh = false;
+    } else {
+      sum = {{combine}};
+    }
   }
 {{divide}}
   return sum;
