@@ -169,6 +169,11 @@ def collectives(rank: int, world: int) -> dict[str, Any]:
         dist.recv(received, src=0)
         out["recv_from_0"] = received.cpu()
 
+    try:
+        dist.all_to_all([torch.empty(3, device="dml")] * world, list(on_dml(base).chunk(world)))
+    except NotImplementedError as error:
+        out["all_to_all_list_error"] = str(error)
+
     host = base.clone()
     dist.all_reduce(host)  # CPU tensors go to Gloo untouched
     out["all_reduce_cpu"] = host

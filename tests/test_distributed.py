@@ -165,6 +165,12 @@ def test_average_of_integers_is_refused_with_a_way_out(ranks):
         assert "ReduceOp.AVG" in message and "torch.int32" in message and "ReduceOp.SUM" in message
 
 
+def test_collective_without_a_staged_version_names_the_alternative(ranks):
+    for result in ranks:
+        message = result["all_to_all_list_error"]
+        assert "alltoall" in message and "dml tensors" in message and "all_to_all_single" in message
+
+
 @pytest.mark.parametrize("label", ["mixed", "default"])
 def test_other_ways_of_naming_the_backend(ranks, label):
     """``cpu:gloo,dml:dmlccl``, and ``init_process_group()`` with no backend on a dml machine."""

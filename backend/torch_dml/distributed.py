@@ -17,16 +17,18 @@ A direct device-to-device path can later take a collective's place here without 
 
 Limits: ``backend="gloo"`` alone cannot reach dml tensors (PyTorch maps it to ``cpu`` and ``cuda`` only
 and gives Gloo itself every device it names); ``ReduceOp.AVG`` is a sum then a division (Gloo has no
-average); ``PREMUL_SUM`` and the collectives not overridden below reach Gloo with dml tensors and fail
-there; C++ callers of ``all_gather_single`` / ``reduce_scatter_single`` (functional collectives inside
-``torch.compile``) bypass this class.
+average), ``PREMUL_SUM`` is Gloo's to refuse; list all-to-all and the coalesced collectives are refused on
+dml tensors; C++ callers of ``all_gather_single`` / ``reduce_scatter_single`` (the functional collectives:
+``DTensor.full_tensor()``, ``torch.compile``) bypass this class, which PyTorch's trampoline does not expose
+for those two. docs/distributed.md says the same for users.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -255,6 +257,45 @@ def _with_sum(opts, fresh):  # type: ignore[no-untyped-def] -- the c10d options 
             setattr(fresh, field, getattr(opts, field))
     fresh.reduceOp = dist.ReduceOp.SUM
     return fresh
+
+
+def _refuse_device_tensors(name: str) -> Callable[..., Work]:
+    """A collective with no staged version: CPU tensors still reach Gloo through PyTorch's own dispatch,
+    dml ones get an error that says what to use instead (instead of c10d's "No backend type")."""
+
+    def collective(self: StagedProcessGroup, *args: Any) -> Work:
+        tensors = [t for t in _tensors_in(args) if t.device.type != "cpu"]
+        if tensors:
+            raise NotImplementedError(
+                f"torch_dml {BACKEND_NAME}: {name} is not supported on {tensors[0].device.type} tensors; "
+                "call the single-tensor collectives (all_to_all_single, all_gather_into_tensor, "
+                "reduce_scatter_tensor) once per tensor, or pass CPU tensors."
+            )
+        return getattr(dist.ProcessGroup, name)(self, *args)
+
+    collective.__name__ = name
+    return collective
+
+
+def _tensors_in(values: Sequence[Any]) -> list[torch.Tensor]:
+    found = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, list | tuple):
+            found.extend(_tensors_in(value))
+    return found
+
+
+for _name in (
+    "alltoall",
+    "allgather_coalesced",
+    "all_gather_single_coalesced",
+    "allgather_into_tensor_coalesced",
+    "reduce_scatter_single_coalesced",
+    "reduce_scatter_tensor_coalesced",
+):
+    setattr(StagedProcessGroup, _name, _refuse_device_tensors(_name))
 
 
 def _create(store: Store, rank: int, size: int, timeout: timedelta) -> StagedProcessGroup:
