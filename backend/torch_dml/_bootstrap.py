@@ -81,6 +81,11 @@ def register() -> None:
 
     _fallback._init_from_environment()
 
+    if torch.distributed.is_available():  # builds without it have no Gloo to stage through
+        from torch_dml import distributed
+
+        distributed.register()
+
     others = torch_dml_autoload.other_accelerators()
     if others:
         warnings.warn(torch_dml_autoload.sharing_warning(others), UserWarning, stacklevel=2)

@@ -1,0 +1,310 @@
+"""``torch.distributed`` on dml tensors: the ``dmlccl`` backend, collectives staged through host memory.
+
+    torch.distributed.init_process_group("dmlccl")            # dml and CPU tensors
+    torch.distributed.init_process_group()                    # the same: dml is the accelerator
+    torch.distributed.init_process_group("cpu:gloo,dml:dmlccl")
+
+Gloo refuses PrivateUse1 tensors, and WebGPU has no way to share device memory between processes, so each
+collective copies its dml operands to the CPU (once, whole: a DDP bucket stays one tensor), runs Gloo's
+collective on an internal Gloo group over the same store, rank and size, and copies the results back when
+Gloo finishes. CPU operands go to Gloo untouched. The returned ``Work`` is asynchronous like Gloo's:
+``wait()`` and ``get_future()`` (which DDP's comm hooks chain on) complete after the copy back.
+
+PyTorch lets only a C++ ``c10d::Backend`` be registered per device; a Python one has to be a whole
+``ProcessGroup`` (``Backend.register_backend``'s creator may return one, and ``_create_work_from_future``
+is the Work it is meant to return). So this group answers for every device of the tensors it is given.
+A direct device-to-device path can later take a collective's place here without a change in user code.
+
+Limits: ``backend="gloo"`` alone cannot reach dml tensors (PyTorch maps it to ``cpu`` and ``cuda`` only
+and gives Gloo itself every device it names); ``ReduceOp.AVG`` is a sum then a division (Gloo has no
+average), ``PREMUL_SUM`` is Gloo's to refuse; list all-to-all and the coalesced collectives are refused on
+dml tensors; C++ callers of ``all_gather_single`` / ``reduce_scatter_single`` (the functional collectives:
+``DTensor.full_tensor()``, ``torch.compile``) bypass this class, which PyTorch's trampoline does not expose
+for those two. docs/distributed.md says the same for users.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch._C._distributed_c10d import (
+    AllgatherOptions,
+    AllreduceCoalescedOptions,
+    AllreduceOptions,
+    AllToAllOptions,
+    BarrierOptions,
+    BroadcastOptions,
+    GatherOptions,
+    ReduceOptions,
+    ReduceScatterOptions,
+    ScatterOptions,
+    Store,
+    Work,
+    _create_work_from_future,
+)
+
+BACKEND_NAME = "dmlccl"
+DEVICE_TYPE = "dml"
+
+_Pairs = list[tuple[torch.Tensor, torch.Tensor]]
+
+
+def _to_host(tensor: torch.Tensor, pairs: _Pairs, *, read: bool, written: bool) -> torch.Tensor:
+    """The host tensor Gloo works on for ``tensor``: itself on the CPU, else a contiguous copy (``read``)
+    or empty buffer. ``written`` ones are recorded in ``pairs`` to be copied back."""
+    if tensor.device.type == "cpu":
+        return tensor
+    if read:
+        host = tensor.detach().to("cpu", memory_format=torch.contiguous_format)
+    else:
+        host = torch.empty(tensor.shape, dtype=tensor.dtype)
+    if written:
+        pairs.append((tensor, host))
+    return host
+
+
+def _average_as_sum(op: dist.ReduceOp, tensors: Sequence[torch.Tensor], what: str) -> bool:
+    """Gloo has no AVG; a SUM divided by the group size afterwards gives it for floating dtypes."""
+    if op != dist.ReduceOp.AVG:
+        return False
+    for tensor in tensors:
+        if not (tensor.is_floating_point() or tensor.is_complex()):
+            raise ValueError(
+                f"torch_dml {BACKEND_NAME}: {what} with ReduceOp.AVG needs floating-point tensors, got "
+                f"{tensor.dtype}; reduce with ReduceOp.SUM and divide."
+            )
+    return True
+
+
+def _future_of(work: Work) -> torch.futures.Future[list[torch.Tensor]]:
+    """The work's future; Gloo's reduce-scatter works have none, so a thread waits for those."""
+    try:
+        return work.get_future()
+    except RuntimeError:
+        pass
+    future: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future()
+
+    def wait() -> None:
+        try:
+            work.wait()
+        except Exception as error:  # noqa: BLE001 -- handed to whoever waits on the future
+            future.set_exception(error)
+        else:
+            future.set_result([])
+
+    threading.Thread(target=wait, name="torch_dml-dmlccl-wait", daemon=True).start()
+    return future
+
+
+class StagedProcessGroup(dist.ProcessGroup):
+    """A process group whose collectives take dml tensors by way of host copies and an inner Gloo group."""
+
+    def __init__(self, store: Store, rank: int, size: int, timeout: timedelta) -> None:
+        super().__init__(rank, size)
+        self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
+        # Object collectives and barrier() pick their device from the backends registered here.
+        self._register_backend(torch.device("cpu"), dist.ProcessGroup.BackendType.GLOO, self._gloo)
+
+    def getBackendName(self) -> str:  # the name PyTorch's C++ trampoline looks up
+        return BACKEND_NAME
+
+    def _finish(
+        self, work: Work, pairs: _Pairs, result: list[torch.Tensor], divide: list[torch.Tensor] | None = None
+    ) -> Work:
+        """Gloo's work, followed (on Gloo's thread, when it completes) by the division AVG needs and the
+        copies back to the device. DDP waits on the future, never on the Work, so the copies cannot wait
+        for ``wait()``."""
+        if not pairs and not divide:
+            return work
+        size = self.size()
+
+        def copy_back(future: torch.futures.Future[list[torch.Tensor]]) -> list[torch.Tensor]:
+            future.value()  # raises Gloo's error, if any
+            for tensor in divide or ():
+                tensor.div_(size)
+            for device_tensor, host in pairs:
+                device_tensor.copy_(host)
+            return result
+
+        return _create_work_from_future(_future_of(work).then(copy_back))
+
+    def allreduce(self, tensors: list[torch.Tensor], opts: AllreduceOptions) -> Work:
+        pairs: _Pairs = []
+        hosts = [_to_host(t, pairs, read=True, written=True) for t in tensors]
+        average = _average_as_sum(opts.reduceOp, tensors, "allreduce")
+        if average:
+            opts = _with_sum(opts, AllreduceOptions())
+        return self._finish(self._gloo.allreduce(hosts, opts), pairs, tensors, hosts if average else None)
+
+    def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: AllreduceCoalescedOptions) -> Work:
+        pairs: _Pairs = []
+        hosts = [_to_host(t, pairs, read=True, written=True) for t in tensors]
+        average = _average_as_sum(opts.reduceOp, tensors, "allreduce_coalesced")
+        if average:
+            opts = _with_sum(opts, AllreduceCoalescedOptions())
+        return self._finish(self._gloo.allreduce_coalesced(hosts, opts), pairs, tensors, hosts if average else None)
+
+    def reduce(self, tensors: list[torch.Tensor], opts: ReduceOptions) -> Work:
+        pairs: _Pairs = []
+        root = self.rank() == opts.rootRank
+        hosts = [_to_host(t, pairs, read=True, written=root) for t in tensors]
+        average = _average_as_sum(opts.reduceOp, tensors, "reduce")
+        if average:
+            opts = _with_sum(opts, ReduceOptions())
+        return self._finish(self._gloo.reduce(hosts, opts), pairs, tensors, hosts if average and root else None)
+
+    def broadcast(self, tensors: list[torch.Tensor], opts: BroadcastOptions) -> Work:
+        pairs: _Pairs = []
+        root = self.rank() == opts.rootRank
+        hosts = [_to_host(t, pairs, read=root, written=not root) for t in tensors]
+        return self._finish(self._gloo.broadcast(hosts, opts), pairs, tensors)
+
+    def allgather(
+        self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: AllgatherOptions
+    ) -> Work:
+        pairs: _Pairs = []
+        host_inputs = [_to_host(t, pairs, read=True, written=False) for t in inputs]
+        host_outputs = [[_to_host(t, pairs, read=False, written=True) for t in row] for row in outputs]
+        flat = [t for row in outputs for t in row]
+        return self._finish(self._gloo.allgather(host_outputs, host_inputs, opts), pairs, flat)
+
+    def all_gather_single(self, output: torch.Tensor, input: torch.Tensor, opts: AllgatherOptions) -> Work:
+        pairs: _Pairs = []
+        host_input = _to_host(input, pairs, read=True, written=False)
+        host_output = _to_host(output, pairs, read=False, written=True)
+        return self._finish(self._gloo._allgather_base(host_output, host_input, opts), pairs, [output])
+
+    _allgather_base = all_gather_single
+
+    def reduce_scatter(
+        self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]], opts: ReduceScatterOptions
+    ) -> Work:
+        pairs: _Pairs = []
+        host_inputs = [[_to_host(t, pairs, read=True, written=False) for t in row] for row in inputs]
+        host_outputs = [_to_host(t, pairs, read=False, written=True) for t in outputs]
+        average = _average_as_sum(opts.reduceOp, outputs, "reduce_scatter")
+        if average:
+            opts = _with_sum(opts, ReduceScatterOptions())
+        work = self._gloo.reduce_scatter(host_outputs, host_inputs, opts)
+        return self._finish(work, pairs, outputs, host_outputs if average else None)
+
+    def reduce_scatter_single(
+        self, output: torch.Tensor, input: torch.Tensor, opts: ReduceScatterOptions
+    ) -> Work:
+        pairs: _Pairs = []
+        host_input = _to_host(input, pairs, read=True, written=False)
+        host_output = _to_host(output, pairs, read=False, written=True)
+        average = _average_as_sum(opts.reduceOp, [output], "reduce_scatter_tensor")
+        if average:
+            opts = _with_sum(opts, ReduceScatterOptions())
+        work = self._gloo._reduce_scatter_base(host_output, host_input, opts)
+        return self._finish(work, pairs, [output], [host_output] if average else None)
+
+    _reduce_scatter_base = reduce_scatter_single
+
+    def gather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: GatherOptions) -> Work:
+        pairs: _Pairs = []
+        host_inputs = [_to_host(t, pairs, read=True, written=False) for t in inputs]
+        host_outputs = [[_to_host(t, pairs, read=False, written=True) for t in row] for row in outputs]
+        flat = [t for row in outputs for t in row]
+        return self._finish(self._gloo.gather(host_outputs, host_inputs, opts), pairs, flat)
+
+    def scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]], opts: ScatterOptions) -> Work:
+        pairs: _Pairs = []
+        host_inputs = [[_to_host(t, pairs, read=True, written=False) for t in row] for row in inputs]
+        host_outputs = [_to_host(t, pairs, read=False, written=True) for t in outputs]
+        return self._finish(self._gloo.scatter(host_outputs, host_inputs, opts), pairs, outputs)
+
+    def all_to_all_single(
+        self,
+        output: torch.Tensor,
+        input: torch.Tensor,
+        output_split_sizes: list[int],
+        input_split_sizes: list[int],
+        opts: AllToAllOptions,
+    ) -> Work:
+        pairs: _Pairs = []
+        host_input = _to_host(input, pairs, read=True, written=False)
+        host_output = _to_host(output, pairs, read=False, written=True)
+        work = self._gloo.alltoall_base(host_output, host_input, output_split_sizes, input_split_sizes, opts)
+        return self._finish(work, pairs, [output])
+
+    alltoall_base = all_to_all_single
+
+    def barrier(self, opts: BarrierOptions) -> Work:
+        return self._gloo.barrier(opts)
+
+    def send(self, tensors: list[torch.Tensor], dst: int, tag: int) -> Work:
+        pairs: _Pairs = []
+        hosts = [_to_host(t, pairs, read=True, written=False) for t in tensors]
+        return self._gloo.send(hosts, dst, tag)
+
+    def recv(self, tensors: list[torch.Tensor], src: int, tag: int) -> Work:
+        pairs: _Pairs = []
+        hosts = [_to_host(t, pairs, read=False, written=True) for t in tensors]
+        return self._finish(self._gloo.recv(hosts, src, tag), pairs, tensors)
+
+
+def _with_sum(opts, fresh):  # type: ignore[no-untyped-def] -- the c10d options types share these fields
+    """A copy of ``opts`` reducing with SUM (the options objects cannot be copied)."""
+    for field in ("rootRank", "rootTensor", "timeout", "asyncOp"):
+        if hasattr(opts, field) and hasattr(fresh, field):
+            setattr(fresh, field, getattr(opts, field))
+    fresh.reduceOp = dist.ReduceOp.SUM
+    return fresh
+
+
+def _refuse_device_tensors(name: str) -> Callable[..., Work]:
+    """A collective with no staged version: CPU tensors still reach Gloo through PyTorch's own dispatch,
+    dml ones get an error that says what to use instead (instead of c10d's "No backend type")."""
+
+    def collective(self: StagedProcessGroup, *args: Any) -> Work:
+        tensors = [t for t in _tensors_in(args) if t.device.type != "cpu"]
+        if tensors:
+            raise NotImplementedError(
+                f"torch_dml {BACKEND_NAME}: {name} is not supported on {tensors[0].device.type} tensors; "
+                "call the single-tensor collectives (all_to_all_single, all_gather_into_tensor, "
+                "reduce_scatter_tensor) once per tensor, or pass CPU tensors."
+            )
+        return getattr(dist.ProcessGroup, name)(self, *args)
+
+    collective.__name__ = name
+    return collective
+
+
+def _tensors_in(values: Sequence[Any]) -> list[torch.Tensor]:
+    found = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, list | tuple):
+            found.extend(_tensors_in(value))
+    return found
+
+
+for _name in (
+    "alltoall",
+    "allgather_coalesced",
+    "all_gather_single_coalesced",
+    "allgather_into_tensor_coalesced",
+    "reduce_scatter_single_coalesced",
+    "reduce_scatter_tensor_coalesced",
+):
+    setattr(StagedProcessGroup, _name, _refuse_device_tensors(_name))
+
+
+def _create(store: Store, rank: int, size: int, timeout: timedelta) -> StagedProcessGroup:
+    return StagedProcessGroup(store, rank, size, timeout)
+
+
+def register() -> None:
+    """Makes ``dmlccl`` a c10d backend name and the default one for the dml device (what
+    ``init_process_group()`` and ``init_process_group(device_id=...)`` use on a dml machine)."""
+    if BACKEND_NAME.upper() in dist.Backend._plugins:
+        return
+    dist.Backend.register_backend(BACKEND_NAME, _create, devices=[DEVICE_TYPE, "cpu"])

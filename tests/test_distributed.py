@@ -1,0 +1,181 @@
+"""torch.distributed on dml: the ``dmlccl`` backend's collectives and DDP, across two real processes.
+
+The two processes (tests/distributed_worker.py) start once for the module; each test checks one part of
+what they recorded. A process that fails or outlives the deadline takes the other one down with it, so a
+broken collective fails the suite instead of hanging it.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.distributed as dist
+from distributed_worker import model_and_batch, train
+
+WORLD = 2
+DEADLINE_S = 150
+WORKER = Path(__file__).with_name("distributed_worker.py")
+
+pytestmark = pytest.mark.skipif(not dist.is_available(), reason="this torch was built without torch.distributed")
+
+
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+    for process in processes:
+        process.wait(timeout=30)
+
+
+def _run_group(directory: Path) -> list[dict[str, Any]]:
+    environment = dict(os.environ, TORCH_DML_FALLBACK_WARN="0", PYTHONWARNINGS="ignore::FutureWarning")
+    logs = [directory / f"rank{rank}.log" for rank in range(WORLD)]
+    processes = []
+    try:
+        for rank in range(WORLD):
+            with logs[rank].open("wb") as log:
+                processes.append(
+                    subprocess.Popen(
+                        [sys.executable, str(WORKER), str(rank), str(WORLD), str(directory)],
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=environment,
+                    )
+                )
+        deadline = time.monotonic() + DEADLINE_S
+        while any(p.poll() is None for p in processes):
+            if any(p.returncode not in (None, 0) for p in processes) or time.monotonic() > deadline:
+                break  # a rank died or the group hangs: the survivors would wait on it until Gloo's timeout
+            time.sleep(0.1)
+    finally:
+        _stop(processes)
+    if any(p.returncode != 0 for p in processes):
+        report = "\n".join(f"--- rank {r} (exit {p.returncode}) ---\n{logs[r].read_text(errors='replace')[-4000:]}"
+                           for r, p in enumerate(processes))
+        pytest.fail(f"the two-process group failed or passed the {DEADLINE_S} s deadline:\n{report}")
+    return [torch.load(directory / f"rank{rank}.pt", weights_only=False) for rank in range(WORLD)]
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    return _run_group(tmp_path_factory.mktemp("distributed"))
+
+
+def _inputs(rank: int) -> torch.Tensor:
+    """What each rank's collectives start from (tests/distributed_worker.py ``collectives``)."""
+    return torch.arange(6, dtype=torch.float32) + 10 * rank
+
+
+SUM = _inputs(0) + _inputs(1)
+
+
+def test_backend_is_registered_for_the_dml_device():
+    assert dist.Backend.default_device_backend_map["dml"] == "dmlccl"
+    assert set(dist.Backend.backend_capability["dmlccl"]) == {"dml", "cpu"}
+
+
+def _one_process_with_the_whole_batch() -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    model, inputs, targets = model_and_batch()
+    reference = copy.deepcopy(model).to("dml")
+    train(reference, inputs.to("dml"), targets.to("dml"))
+    return [p.detach().cpu() for p in reference.parameters()], [p.detach() for p in model.parameters()]
+
+
+def _assert_trained_like_one_process(ranks: list[dict[str, Any]], key: str) -> None:
+    expected, untrained = _one_process_with_the_whole_batch()
+    for result in ranks:
+        for actual, want, before in zip(result[key], expected, untrained, strict=True):
+            assert not torch.equal(actual, before)
+            torch.testing.assert_close(actual, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("key", ["ddp", "ddp_python_hook"])
+def test_ddp_two_processes_train_to_the_parameters_of_one_with_the_whole_batch(ranks, key):
+    _assert_trained_like_one_process(ranks, key)
+
+
+def test_fsdp2_two_processes_train_to_the_parameters_of_one_with_the_whole_batch(ranks):
+    if isinstance(ranks[0]["fsdp2"], str):
+        pytest.skip(ranks[0]["fsdp2"])
+    _assert_trained_like_one_process(ranks, "fsdp2")
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("all_reduce_sum", SUM),
+        ("all_reduce_avg", SUM / 2),
+        ("all_reduce_max_int64", _inputs(0).to(torch.int64)),
+        ("all_reduce_float16", SUM.to(torch.float16)),
+        ("all_reduce_transposed", SUM.reshape(2, 3)),
+        ("async_future_value", SUM),
+        ("async_tensor", SUM),
+        ("broadcast_from_1", _inputs(1)),
+        ("all_gather_into_tensor", torch.cat([_inputs(0), _inputs(1)])),
+        ("all_reduce_cpu", SUM),
+    ],
+)
+def test_collective_gives_the_same_result_on_every_rank(ranks, key, expected):
+    for result in ranks:
+        torch.testing.assert_close(result[key], expected, rtol=0, atol=0)
+
+
+def test_list_collectives(ranks):
+    for result in ranks:
+        torch.testing.assert_close(result["all_reduce_coalesced"], [SUM, SUM[:2] * 2])
+        torch.testing.assert_close(result["all_gather"], [_inputs(0), _inputs(1)])
+        assert result["all_gather_object"] == [{"rank": 0}, {"rank": 1}]
+
+
+def test_rooted_collectives(ranks):
+    rank0, rank1 = ranks
+    torch.testing.assert_close(rank0["reduce_to_0"], SUM)
+    torch.testing.assert_close(rank0["gather_to_0"], [_inputs(0), _inputs(1)])
+    assert rank1["gather_to_0"] is None
+    torch.testing.assert_close(rank0["scatter_from_0"], _inputs(0)[:3])
+    torch.testing.assert_close(rank1["scatter_from_0"], _inputs(0)[3:])
+    torch.testing.assert_close(rank1["recv_from_0"], _inputs(0) * 3)
+
+
+def test_scattering_collectives_give_each_rank_its_part(ranks):
+    for rank, result in enumerate(ranks):
+        part = slice(3 * rank, 3 * rank + 3)
+        torch.testing.assert_close(result["reduce_scatter"], SUM[part])
+        torch.testing.assert_close(result["reduce_scatter_tensor"], SUM[part])
+        torch.testing.assert_close(result["reduce_scatter_tensor_avg"], SUM[part] / 2)
+        torch.testing.assert_close(result["all_to_all_single"], torch.cat([_inputs(0)[part], _inputs(1)[part]]))
+
+
+def test_async_work_future_holds_the_device_tensors(ranks):
+    for result in ranks:
+        assert result["async_future_devices"] == ["dml"]
+
+
+def test_average_of_integers_is_refused_with_a_way_out(ranks):
+    for result in ranks:
+        message = result["all_reduce_avg_int_error"]
+        assert "ReduceOp.AVG" in message and "torch.int32" in message and "ReduceOp.SUM" in message
+
+
+def test_collective_without_a_staged_version_names_the_alternative(ranks):
+    for result in ranks:
+        message = result["all_to_all_list_error"]
+        assert "alltoall" in message and "dml tensors" in message and "all_to_all_single" in message
+
+
+@pytest.mark.parametrize("label", ["mixed", "default"])
+def test_other_ways_of_naming_the_backend(ranks, label):
+    """``cpu:gloo,dml:dmlccl``, and ``init_process_group()`` with no backend on a dml machine."""
+    for result in ranks:
+        assert result[label]["backend"] == "dmlccl"
+        torch.testing.assert_close(result[label]["dml"], torch.full((4,), 3.0))
+        torch.testing.assert_close(result[label]["cpu"], torch.full((4,), 3.0))
+    assert ranks[0]["backend"] == "dmlccl"
