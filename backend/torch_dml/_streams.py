@@ -8,6 +8,7 @@ already satisfied, and ``synchronize`` waits for the whole queue. These classes 
 
 from __future__ import annotations
 
+import time
 from typing import Any, Self
 
 import torch
@@ -46,7 +47,34 @@ class Event(torch.Event):
                 "torch.dml.Event(interprocess=True): dml events cannot be shared between processes "
                 "(WebGPU has no inter-process handles); synchronize in the producing process instead"
             )
-        return super().__new__(cls, device="dml", enable_timing=enable_timing, blocking=blocking)
+        event = super().__new__(cls, device="dml", enable_timing=enable_timing, blocking=blocking)
+        event._timed = enable_timing
+        event._completed_at: float | None = None
+        return event
+
+    def record(self, stream: torch.Stream | None = None) -> None:
+        super().record(stream)
+        if self._timed:
+            # A timed record waits for the work before it (guard.cpp), so now is when that work ended:
+            # the same instant the guard stamps, on a clock elapsed_time below can read.
+            self._completed_at = time.perf_counter()
+
+    def elapsed_time(self, end_event: torch.Event) -> float:
+        """Milliseconds from this event's record to ``end_event``'s; both need ``enable_timing=True``."""
+        if type(end_event) is torch.Event:
+            return super().elapsed_time(end_event)
+        # torch.Event.elapsed_time accepts only an exact torch.Event as its argument (a type check in
+        # torch/csrc/Event.cpp), so two torch.dml.Events are timed from their own record stamps.
+        if not isinstance(end_event, Event):
+            raise TypeError(f"torch.dml.Event.elapsed_time expects an event, got {type(end_event).__name__}")
+        if not (self._timed and end_event._timed):
+            raise RuntimeError("torch_dml: both events must be created with enable_timing=True")
+        if self._completed_at is None or end_event._completed_at is None:
+            raise RuntimeError(
+                "torch_dml: both events must be recorded before calling elapsed_time "
+                "(with event.record(stream) or torch.dml.Stream.record_event)"
+            )
+        return (end_event._completed_at - self._completed_at) * 1000.0
 
 
 def _wrap(stream: torch.Stream) -> Stream:
