@@ -220,7 +220,7 @@ def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
     single buffer it allows, which is a lower bound on its memory rather than its size
     (``get_device_properties(device).total_memory_source`` says which). ``free``: ``total`` minus what
     torch_dml's caching allocator has reserved on the device, and for system memory at most what the OS
-    reports free. Memory used by other processes or other APIs on a GPU is not seen.
+    reports available (Linux: MemAvailable). Memory used by other processes or other APIs on a GPU is not seen.
     ``torch.accelerator.get_memory_info`` returns the same.
     """
     free, total, _source = _C._memory_info(checked_index(device))

@@ -1,11 +1,17 @@
 #include "runtime/device_memory.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
 
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 
 #ifdef _WIN32
+#ifndef NOMINMAX
+#define NOMINMAX // windows.h's min/max macros break std::min
+#endif
 #include <windows.h>
 #else
 #include <unistd.h>
@@ -32,12 +38,26 @@ HostMemory host_memory() {
   const long page = sysconf(_SC_PAGESIZE);
   const long pages = sysconf(_SC_PHYS_PAGES);
   if (page > 0 && pages > 0) host.total = static_cast<uint64_t>(page) * static_cast<uint64_t>(pages);
+#ifdef __linux__
+  // MemAvailable counts reclaimable page cache, which MemFree (_SC_AVPHYS_PAGES) leaves out: on a busy
+  // machine MemFree is a small fraction of what an allocation can really get.
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") {
+      host.available = kib * 1024;
+      break;
+    }
+    meminfo.ignore(64, '\n');
+  }
+#endif
 #ifdef _SC_AVPHYS_PAGES
   const long free_pages = sysconf(_SC_AVPHYS_PAGES);
-  if (page > 0 && free_pages > 0) host.available = static_cast<uint64_t>(page) * static_cast<uint64_t>(free_pages);
-#else
-  host.available = host.total; // macOS has no free-page count in sysconf
+  if (host.available == 0 && page > 0 && free_pages > 0)
+    host.available = static_cast<uint64_t>(page) * static_cast<uint64_t>(free_pages);
 #endif
+  if (host.available == 0) host.available = host.total; // macOS: no free-memory count in sysconf
 #endif
   return host;
 }
@@ -53,8 +73,7 @@ DeviceMemory device_memory(int index) {
   if (host.total > 0) {
     memory.total = host.total;
     memory.total_source = "host";
-    // _SC_AVPHYS_PAGES counts free pages only (not reclaimable cache): an underestimate, the safe side.
-    if (host.available > 0) ceiling = host.available;
+    ceiling = host.available;
   } else {
     memory.total = context.limits().maxBufferSize;
     memory.total_source = "maxBufferSize";
