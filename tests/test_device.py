@@ -155,18 +155,32 @@ def test_get_device_capability_matches_the_accelerator_api():
     assert (torch.float64 in capability["supported_dtypes"]) == torch_dml.has_float64_support(0)
 
 
-def test_init_creates_the_device_up_front():
+def test_init_creates_the_device_up_front_and_poisons_fork():
     from helpers import run_python
 
     result = run_python(
-        "import torch, torch_dml\n"
+        "import multiprocessing, torch, torch_dml\n"
         "before = torch.dml.is_initialized()\n"
         "torch.dml.init()\n"
         "torch.dml.init()\n"
         "print(before, torch.dml.is_initialized(), torch.dml._initialized)\n"
+        "def child(q):\n"
+        "    try:\n"
+        "        torch.dml.init()\n"
+        "        q.put('initialised')\n"
+        "    except RuntimeError as error:\n"
+        "        q.put(str(error))\n"
+        "context = multiprocessing.get_context('fork')\n"
+        "queue = context.SimpleQueue()\n"
+        "process = context.Process(target=child, args=(queue,))\n"
+        "process.start()\n"
+        "print(queue.get())\n"
+        "process.join()\n"
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    assert result.stdout.split()[-3:] == ["False", "True", "True"]
+    lines = result.stdout.strip().splitlines()
+    assert lines[-2].split() == ["False", "True", "True"]
+    assert "Cannot re-initialize dml in forked subprocess" in lines[-1]
 
 
 def test_cuda_style_names_are_exported():
