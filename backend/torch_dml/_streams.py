@@ -28,12 +28,12 @@ class Stream(torch.Stream):
             return super().__new__(cls, **kwargs)
         return super().__new__(cls, device=torch.device("dml", checked_index(device)), priority=priority)
 
-    def record_event(self, event: torch.Event | None = None) -> Event:  # type: ignore[override]
+    def record_event(self, event: torch.Event | None = None) -> torch.Event:
         """Records ``event`` (a new ``torch.dml.Event`` when None) on this stream and returns it."""
         if event is None:
             event = Event()
         event.record(self)
-        return event  # type: ignore[return-value]
+        return event
 
 
 class Event(torch.Event):
