@@ -132,3 +132,60 @@ def test_import_and_first_use_print_nothing_without_xdg_runtime_dir():
                          check=False)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "3.0" and run.stderr == "", run.stderr
+
+
+def test_device_properties_report_the_adapter():
+    properties = torch.dml.get_device_properties()
+    adapter = torch_dml._C._adapters(False)[0]
+    assert properties.name == torch_dml.device_name(0) == adapter["name"]
+    assert properties.backend == adapter["backend"] and properties.type == adapter["adapter_type"]
+    assert properties.vendor_id == adapter["vendor_id"] and properties.driver == adapter["driver"]
+    assert ("shader-f64" in properties.features) == torch_dml.has_float64_support(0)
+    assert properties.limits["maxBufferSize"] >= properties.limits["maxStorageBufferBindingSize"] > 0
+    assert properties.total_memory == torch.dml.mem_get_info(0)[1]
+    assert properties.name in repr(properties) and "total_memory=" in repr(properties)
+    assert torch.dml.get_device_properties("dml:0") == torch_dml.get_device_properties(torch.device("dml", 0))
+    with pytest.raises(RuntimeError, match="Invalid device_id argument supplied"):
+        torch.dml.get_device_properties(torch_dml.device_count())
+
+
+def test_get_device_capability_matches_the_accelerator_api():
+    capability = torch.dml.get_device_capability()
+    assert capability == torch.accelerator.get_device_capability(torch.device("dml", 0))
+    assert (torch.float64 in capability["supported_dtypes"]) == torch_dml.has_float64_support(0)
+
+
+def test_init_creates_the_device_up_front_and_poisons_fork():
+    from helpers import run_python
+
+    result = run_python(
+        "import multiprocessing, torch, torch_dml\n"
+        "before = torch.dml.is_initialized()\n"
+        "torch.dml.init()\n"
+        "torch.dml.init()\n"
+        "print(before, torch.dml.is_initialized(), torch.dml._initialized)\n"
+        "def child(q):\n"
+        "    try:\n"
+        "        torch.dml.init()\n"
+        "        q.put('initialised')\n"
+        "    except RuntimeError as error:\n"
+        "        q.put(str(error))\n"
+        "context = multiprocessing.get_context('fork')\n"
+        "queue = context.SimpleQueue()\n"
+        "process = context.Process(target=child, args=(queue,))\n"
+        "process.start()\n"
+        "print(queue.get())\n"
+        "process.join()\n"
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.strip().splitlines()
+    assert lines[-2].split() == ["False", "True", "True"]
+    assert "Cannot re-initialize dml in forked subprocess" in lines[-1]
+
+
+def test_cuda_style_names_are_exported():
+    for name in ("Stream", "Event", "current_stream", "default_stream", "set_stream", "stream", "init",
+                 "get_device_properties", "mem_get_info", "memory_summary", "memory_stats",
+                 "max_memory_reserved", "reset_accumulated_memory_stats"):
+        assert getattr(torch_dml, name) is getattr(torch.dml, name), name
+        assert name in torch_dml.__all__

@@ -102,3 +102,84 @@ def test_empty_host_cache_after_use():
     )
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
     assert result.stdout.split()[-2:] == ["sum", "12.0"]
+
+
+def test_pinned_is_true_anywhere_inside_a_pinned_block():
+    pinned = torch.arange(16.0).pin_memory()
+    inner = pinned.untyped_storage()[8:]  # a storage that starts 8 bytes into the pinned block
+    assert inner.data_ptr() == pinned.data_ptr() + 8
+    assert inner.is_pinned()
+    assert torch.empty(0).set_(inner).is_pinned()
+    assert pinned[3:].is_pinned()
+    unpinned = torch.arange(16.0)
+    assert not unpinned.untyped_storage()[8:].is_pinned()
+    assert torch.equal(torch.empty(0).set_(inner).to("dml").cpu(), torch.arange(2.0, 16.0))
+
+
+def test_mem_get_info_is_honest_about_the_reserved_bytes():
+    free, total = torch.dml.mem_get_info()
+    properties = torch.dml.get_device_properties()
+    assert total == properties.total_memory > 0
+    assert 0 <= free <= total
+    assert torch.accelerator.get_memory_info(0) == torch.dml.mem_get_info(0)
+    keep = torch.empty(64 << 20, dtype=torch.uint8, device="dml")
+    free_after, total_after = torch.dml.mem_get_info("dml:0")
+    assert total_after == total
+    # What the allocator holds is never counted as free; system memory may be scarcer still.
+    if properties.total_memory_source == "host":
+        assert free_after <= total - torch.dml.memory_reserved()
+    else:
+        assert free_after == total - torch.dml.memory_reserved()
+    del keep
+
+
+def test_mem_get_info_total_follows_the_adapter_type():
+    import os
+
+    properties = torch.dml.get_device_properties(0)
+    _free, total = torch.dml.mem_get_info(0)
+    if properties.type in ("cpu", "integrated"):
+        assert properties.total_memory_source == "host"
+        assert total == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    else:
+        assert properties.total_memory_source == "maxBufferSize"
+        assert total == properties.limits["maxBufferSize"]
+
+
+def test_memory_summary_shows_current_and_peak():
+    torch.dml.reset_peak_memory_stats()
+    x = torch.empty(3 << 20, dtype=torch.uint8, device="dml")
+    text = torch.dml.memory_summary()
+    assert "dml:0" in text
+    allocated_row = next(line for line in text.splitlines() if line.startswith("| Allocated memory"))
+    reserved_row = next(line for line in text.splitlines() if line.startswith("| Reserved memory"))
+    mib = torch.dml.memory_allocated() / 2**20
+    assert f"{mib:.2f} MiB" in allocated_row
+    assert f"{torch.dml.max_memory_reserved() / 2**20:.2f} MiB" in reserved_row
+    short = torch_dml.memory_summary(abbreviated=True)
+    assert "from large pool" in text and "from large pool" not in short
+    del x
+
+
+def test_max_memory_reserved_and_accumulated_stats():
+    torch.dml.reset_peak_memory_stats()
+    x = torch.empty(2 << 20, dtype=torch.uint8, device="dml")
+    assert torch.dml.max_memory_reserved() >= torch.dml.memory_reserved() >= 2 << 20
+    del x
+    gc.collect()
+    assert torch.dml.memory_stats()["allocation.all.freed"] > 0
+    current = torch.dml.memory_stats()["allocation.all.current"]
+    torch.dml.reset_accumulated_memory_stats()
+    stats = torch.dml.memory_stats()
+    assert stats["allocation.all.freed"] == 0 and stats["allocated_bytes.all.allocated"] == 0
+    assert stats["allocation.all.current"] == current  # current values are not running totals
+    y = torch.empty(16, device="dml")
+    assert torch.dml.memory_stats()["allocation.all.allocated"] == 1
+    del y
+
+
+def test_memory_api_names_a_missing_device():
+    count = torch_dml.device_count()
+    for call in (torch.dml.memory_stats, torch.dml.mem_get_info, torch.dml.memory_summary):
+        with pytest.raises(RuntimeError, match="Invalid device_id argument supplied"):
+            call(count)

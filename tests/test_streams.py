@@ -99,3 +99,126 @@ assert all(torch.equal(x.cpu(), torch.full((64,), i + 1.0)) for i, x in enumerat
 print("ok")
 """, TORCH_DML_FLUSH_EVERY="100000")
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr
+
+
+# -- torch.dml.Stream / Event and the current-stream functions (the torch.cuda names) ----------------------
+
+def test_dml_stream_is_a_torch_stream_on_dml():
+    stream = torch.dml.Stream()
+    assert isinstance(stream, torch.Stream) and type(stream) is torch.dml.Stream
+    assert stream.device == torch.device("dml", 0)
+    assert stream.stream_id != torch.dml.Stream().stream_id
+    assert stream != torch.dml.default_stream()
+    assert torch_dml.Stream is torch.dml.Stream
+    with pytest.raises(RuntimeError, match="Invalid device_id argument supplied"):
+        torch.dml.Stream(device=torch_dml.device_count())
+
+
+def test_default_and_current_stream():
+    default = torch.dml.default_stream()
+    assert default.stream_id == 0 and default.device == torch.device("dml", 0)
+    assert torch.dml.current_stream() == default
+    assert torch.dml.current_stream("dml:0") == torch.accelerator.current_stream(0)
+    assert isinstance(torch.dml.current_stream(), torch.dml.Stream)
+
+
+def test_set_stream_and_restore():
+    stream = torch.dml.Stream()
+    try:
+        torch.dml.set_stream(stream)
+        assert torch.dml.current_stream() == stream
+        assert torch.accelerator.current_stream() == stream
+        torch.dml.set_stream(None)  # a no-op, as torch.cuda.set_stream(None)
+        assert torch.dml.current_stream() == stream
+    finally:
+        torch.dml.set_stream(torch.dml.default_stream())
+    assert torch.dml.current_stream() == torch.dml.default_stream()
+
+
+def test_stream_context_manager_nests_and_restores():
+    outer, inner = torch.dml.Stream(), torch.dml.Stream()
+    before = torch.dml.current_stream()
+    with torch.dml.stream(outer) as entered:
+        assert entered is outer and torch.dml.current_stream() == outer
+        with torch.dml.stream(inner):
+            assert torch.dml.current_stream() == inner
+        assert torch.dml.current_stream() == outer
+        with torch.dml.stream(None):
+            assert torch.dml.current_stream() == outer
+    assert torch.dml.current_stream() == before
+
+
+def test_stream_context_restores_after_an_exception():
+    before = torch.dml.current_stream()
+    with pytest.raises(KeyError), torch.dml.stream(torch.dml.Stream()):
+        raise KeyError("inside")
+    assert torch.dml.current_stream() == before
+
+
+def test_work_queued_in_stream_context_is_ordered_with_the_default_stream():
+    x = torch.zeros(4096, device="dml")
+    side = torch.dml.Stream()
+    with torch.dml.stream(side):
+        x.add_(1.0)
+    side.synchronize()
+    assert side.query()
+    x.mul_(3.0)  # default stream, after the side stream's work
+    assert torch.equal(x.cpu(), torch.full((4096,), 3.0))
+
+
+def test_wait_stream_and_wait_event():
+    producer, consumer = torch.dml.Stream(), torch.dml.Stream()
+    x = torch.zeros(256, device="dml")
+    with torch.dml.stream(producer):
+        x.fill_(7.0)
+        done = producer.record_event()
+    assert type(done) is torch.dml.Event
+    consumer.wait_event(done)
+    consumer.wait_stream(producer)
+    with torch.dml.stream(consumer):
+        y = x * 2
+    consumer.synchronize()
+    assert torch.equal(y.cpu(), torch.full((256,), 14.0))
+
+
+def test_record_stream_is_accepted():
+    x = torch.ones(16, device="dml")
+    stream = torch.dml.Stream()
+    x.record_stream(stream)  # reached the CPU fallback, which has no kernel for it
+    with pytest.raises(RuntimeError, match="needs a dml stream"):
+        x.record_stream(torch.Stream(device="cpu"))
+    assert torch.equal(x.cpu(), torch.ones(16))
+
+
+def test_dml_event_record_query_synchronize_and_time():
+    start = torch.dml.Event(enable_timing=True)
+    end = torch.dml.Event(enable_timing=True)
+    assert isinstance(start, torch.Event) and type(start) is torch.dml.Event
+    assert start.query()  # never recorded: nothing to wait for, as in CUDA
+    stream = torch.dml.current_stream()
+    start.record(stream)
+    x = torch.empty(1 << 18, device="dml")
+    for _ in range(5):
+        x.fill_(1.0)
+    stream.record_event(end)
+    end.synchronize()
+    assert end.query()
+    assert end.device == torch.device("dml", 0)
+    assert start.elapsed_time(end) > 0.0  # the record of `end` waited for the fills
+    plain_end = torch.Event(device="dml", enable_timing=True)
+    plain_end.record()
+    assert start.elapsed_time(plain_end) > 0.0
+    untimed = torch.dml.Event()
+    untimed.record()
+    with pytest.raises(RuntimeError, match="enable_timing"):
+        untimed.elapsed_time(end)
+    event = torch.dml.Event()
+    event.record()
+    event.wait()  # the current stream waits: already ordered on the one queue
+    event.synchronize()
+    assert event.query()
+
+
+def test_interprocess_event_is_refused_clearly():
+    with pytest.raises(ValueError, match="cannot be shared between processes"):
+        torch.dml.Event(interprocess=True)

@@ -77,6 +77,10 @@ def register() -> None:
     torch._register_device_module(BACKEND_NAME, device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
 
+    from torch_dml import _multiprocessing
+
+    _multiprocessing.register()
+
     from torch_dml import _fallback
 
     _fallback._init_from_environment()

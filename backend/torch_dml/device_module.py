@@ -10,21 +10,20 @@ from typing import Any
 
 import torch
 
-from torch_dml import _C
+from torch_dml import _C, _memory_summary
+from torch_dml._device_index import DeviceLike, checked_index, device_index
+from torch_dml._device_properties import DeviceProperties, device_properties
 
-_DeviceLike = torch.device | str | int | None
-
-
-def _index(device: _DeviceLike = None) -> int:
-    if device is None:
-        return current_device()
-    if isinstance(device, int):
-        return device
-    device = torch.device(device)
-    if device.type != "dml":
-        raise ValueError(f"expected a dml device, got {device}")
-    return current_device() if device.index is None else device.index
-
+# Public as torch.dml.Stream, torch.dml.stream(...) and so on, like torch.cuda's.
+from torch_dml._streams import (  # noqa: F401
+    Event,
+    Stream,
+    StreamContext,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
 
 # -- device management ---------------------------------------------------------------------------------
 
@@ -40,15 +39,15 @@ def current_device() -> int:
     return _C._get_device()
 
 
-def set_device(device: _DeviceLike) -> None:
-    _C._set_device(_index(device))
+def set_device(device: DeviceLike) -> None:
+    _C._set_device(device_index(device))
 
 
 class device:
     """Context manager that makes ``device`` current inside the block (as ``torch.cuda.device``)."""
 
-    def __init__(self, device: _DeviceLike) -> None:
-        self.index = -1 if device is None else _index(device)
+    def __init__(self, device: DeviceLike) -> None:
+        self.index = -1 if device is None else device_index(device)
         self.previous = -1
 
     def __enter__(self) -> None:
@@ -61,18 +60,38 @@ class device:
             set_device(self.previous)
 
 
-def synchronize(device: _DeviceLike = None) -> None:
+def synchronize(device: DeviceLike = None) -> None:
     """Waits until every operation queued on the device has finished."""
-    _C._synchronize(_index(device))
+    _C._synchronize(device_index(device))
 
 
-def get_device_name(device: _DeviceLike = None) -> str:
-    return _C._device_name(_index(device))
+def get_device_name(device: DeviceLike = None) -> str:
+    return _C._device_name(device_index(device))
 
 
 def is_initialized() -> bool:
     """Whether any dml device has been set up (a tensor, a stream or a generator used it)."""
     return _C._is_initialized()
+
+
+def init() -> None:
+    """Sets up the current dml device now instead of on first use, as ``torch.cuda.init``: a missing
+    driver or a device that cannot be created raises here. Calling it again does nothing."""
+    _lazy_init()
+    _C._init_device(checked_index(None))
+
+
+def get_device_properties(device: DeviceLike = None) -> DeviceProperties:
+    """The adapter's name, type, backend, vendor and driver, its memory (as ``mem_get_info``'s total),
+    and the WebGPU device's features and limits."""
+    return device_properties(checked_index(device))
+
+
+def get_device_capability(device: DeviceLike = None) -> dict[str, Any]:
+    """What the device can compute, as ``torch.accelerator.get_device_capability``: ``{"supported_dtypes":
+    [...]}``. There is no CUDA-style (major, minor) version: WebGPU adapters differ by features, which
+    ``get_device_properties(device).features`` lists."""
+    return torch.accelerator.get_device_capability(torch.device("dml", checked_index(device)))
 
 
 def __getattr__(name: str) -> Any:
@@ -107,8 +126,8 @@ def _is_in_bad_fork() -> bool:
 
 # -- random --------------------------------------------------------------------------------------------
 
-def default_generator(device: _DeviceLike = None) -> torch.Generator:
-    return _C._default_generator(_index(device))
+def default_generator(device: DeviceLike = None) -> torch.Generator:
+    return _C._default_generator(device_index(device))
 
 
 def manual_seed(seed: int) -> None:
@@ -134,11 +153,11 @@ def initial_seed() -> int:
     return default_generator().initial_seed()
 
 
-def get_rng_state(device: _DeviceLike = None) -> torch.Tensor:
+def get_rng_state(device: DeviceLike = None) -> torch.Tensor:
     return default_generator(device).get_state()
 
 
-def set_rng_state(new_state: torch.Tensor, device: _DeviceLike = None) -> None:
+def set_rng_state(new_state: torch.Tensor, device: DeviceLike = None) -> None:
     default_generator(device).set_state(new_state)
 
 
@@ -153,29 +172,59 @@ def set_rng_state_all(new_states: list[torch.Tensor]) -> None:
 
 # -- memory ----------------------------------------------------------------------------------------------
 
-def memory_stats(device: _DeviceLike = None) -> dict[str, Any]:
+def memory_stats(device: DeviceLike = None) -> dict[str, Any]:
     """The caching allocator's counters, with the key names of ``torch.cuda.memory_stats``."""
-    return dict(_C._memory_stats(_index(device)))
+    return dict(_C._memory_stats(checked_index(device)))
 
 
-def memory_allocated(device: _DeviceLike = None) -> int:
+def memory_allocated(device: DeviceLike = None) -> int:
     return memory_stats(device)["allocated_bytes.all.current"]
 
 
-def max_memory_allocated(device: _DeviceLike = None) -> int:
+def max_memory_allocated(device: DeviceLike = None) -> int:
     return memory_stats(device)["allocated_bytes.all.peak"]
 
 
-def memory_reserved(device: _DeviceLike = None) -> int:
+def memory_reserved(device: DeviceLike = None) -> int:
     return memory_stats(device)["reserved_bytes.all.current"]
 
 
-def max_memory_reserved(device: _DeviceLike = None) -> int:
+def max_memory_reserved(device: DeviceLike = None) -> int:
     return memory_stats(device)["reserved_bytes.all.peak"]
 
 
-def reset_peak_memory_stats(device: _DeviceLike = None) -> None:
-    _C._reset_peak_memory_stats(_index(device))
+def reset_peak_memory_stats(device: DeviceLike = None) -> None:
+    _C._reset_peak_memory_stats(checked_index(device))
+
+
+def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
+    """Zeroes the running totals (the ``.allocated`` and ``.freed`` counters, retries, out-of-memory
+    errors); current values and peaks are kept."""
+    _C._reset_accumulated_memory_stats(checked_index(device))
+
+
+def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
+    """The allocator's counters as a readable table (as ``torch.cuda.memory_summary``): allocated,
+    active, requested and reserved bytes and the allocation and buffer counts, each current, peak and
+    in total; ``abbreviated`` leaves out the per-pool rows."""
+    index = checked_index(device)
+    return _memory_summary.render(f"dml:{index}", memory_stats(index), abbreviated)
+
+
+def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
+    """``(free, total)`` bytes of the device, as ``torch.cuda.mem_get_info``, but estimated: WebGPU has
+    no memory query.
+
+    ``total``: for a CPU or integrated adapter (lavapipe, an iGPU), whose buffers live in system memory,
+    the machine's physical memory; for any other adapter, its ``maxBufferSize`` limit, the largest
+    single buffer it allows, which is a lower bound on its memory rather than its size
+    (``get_device_properties(device).total_memory_source`` says which). ``free``: ``total`` minus what
+    torch_dml's caching allocator has reserved on the device, and for system memory at most what the OS
+    reports available (Linux: MemAvailable). Memory used by other processes or other APIs on a GPU is not seen.
+    ``torch.accelerator.get_memory_info`` returns the same.
+    """
+    free, total, _source = _C._memory_info(checked_index(device))
+    return free, total
 
 
 def empty_cache() -> None:

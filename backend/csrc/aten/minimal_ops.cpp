@@ -80,6 +80,14 @@ at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t storage_o
   return self;
 }
 
+// Without a kernel, Tensor.record_stream reaches the CPU fallback, which has none either. The
+// allocator hears of it (a no-op today: every stream of a device is one queue).
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "torch_dml: record_stream on a dml tensor ",
+              "needs a dml stream, got a stream of ", stream.device(), "; pass torch.dml.current_stream()");
+  runtime::device_allocator().recordStream(self.storage().data_ptr(), stream);
+}
+
 bool has_compatible_shallow_copy_type(const at::Tensor&, const at::Tensor&) {
   // `cpu_param.data = dml_tensor` (and the reverse) swaps TensorImpls, which is sound for plain
   // dense tensors on either side.
@@ -96,6 +104,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Tensor", TORCH_FN(at::native::set_tensor_));
   m.impl("set_.source_Storage", TORCH_FN(at::native::set_));
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
+  m.impl("record_stream", TORCH_FN(record_stream));
   m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
   // Views PyTorch registers per backend (metadata only); the CPU fallback cannot serve a view.
   m.impl("view_as_real", TORCH_FN(at::native::view_as_real));

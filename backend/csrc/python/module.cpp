@@ -11,6 +11,7 @@
 #include "kernels/pipeline_cache.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
+#include "runtime/device_memory.h"
 #include "runtime/generator.h"
 #include "runtime/guard.h"
 #include "runtime/stream.h"
@@ -130,6 +131,8 @@ PYBIND11_MODULE(_C, m) {
     for (int i = 0; i < runtime::device_count(); ++i) all.append(adapter_dict(i, create_devices));
     return all;
   }, py::arg("create_devices") = true);
+  // One device's record, creating only that device (torch.dml.get_device_properties).
+  m.def("_adapter", [](int i) { return adapter_dict(i, true); });
   m.def("_has_feature", [](int i, const std::string& name) {
     for (const auto& feature : runtime::device_context(i).feature_names())
       if (feature == name) return true;
@@ -145,6 +148,8 @@ PYBIND11_MODULE(_C, m) {
   });
   // After a fork, WebGPU objects inherited from the parent are unusable: torch marks the child "in bad
   // fork" and _lazy_init refuses instead of handing out a broken device.
+  // torch.dml.init(): creates the device now, so a missing driver or a failed device shows up here.
+  m.def("_init_device", [](int i) { runtime::device_context(i); });
   m.def("_lazy_init", [] { torch::utils::register_fork_handler_for_device_init(at::kPrivateUse1); });
   m.def("_is_in_bad_fork", [] { return torch::utils::is_device_in_bad_fork(at::kPrivateUse1); });
   m.def("_synchronize", [](int i) {
@@ -166,6 +171,13 @@ PYBIND11_MODULE(_C, m) {
   m.def("_memory_stats", &memory_stats);
   m.def("_reset_peak_memory_stats", [](int i) {
     runtime::device_allocator().resetPeakStats(static_cast<c10::DeviceIndex>(i));
+  });
+  m.def("_reset_accumulated_memory_stats", [](int i) {
+    runtime::device_allocator().resetAccumulatedStats(static_cast<c10::DeviceIndex>(i));
+  });
+  m.def("_memory_info", [](int i) {
+    const runtime::DeviceMemory memory = runtime::device_memory(i);
+    return py::make_tuple(memory.free, memory.total, memory.total_source);
   });
   m.def("_empty_cache", [] { runtime::device_allocator().emptyCache(); });
   m.def("_default_generator", [](int i) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/device.h"
+#include "runtime/device_memory.h"
 #include "runtime/stream.h"
 #include "webgpu/error_scope.h"
 #include "webgpu/handle.h"
@@ -225,6 +226,11 @@ void DeviceAllocator::resetPeakStats(c10::DeviceIndex device) {
   for (auto* array : {&s.allocation, &s.segment, &s.active, &s.inactive_split, &s.allocated_bytes,
                       &s.reserved_bytes, &s.active_bytes, &s.inactive_split_bytes, &s.requested_bytes})
     for (auto& stat : *array) stat.reset_peak();
+}
+
+std::pair<size_t, size_t> DeviceAllocator::getMemoryInfo(c10::DeviceIndex device) {
+  const DeviceMemory memory = device_memory(device < 0 ? current_device() : device);
+  return {static_cast<size_t>(memory.free), static_cast<size_t>(memory.total)};
 }
 
 BufferSpan DeviceAllocator::resolve(const void* ptr) const {

@@ -9,6 +9,7 @@
 #include <c10/core/StorageImpl.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "webgpu/procs.h"
 
@@ -33,6 +34,8 @@ class DeviceAllocator final : public c10::DeviceAllocator {
   c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override;
   void resetAccumulatedStats(c10::DeviceIndex device) override;
   void resetPeakStats(c10::DeviceIndex device) override;
+  // torch.accelerator.get_memory_info: (free, total) as runtime/device_memory.h estimates them.
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override;
 
   // Where a device pointer (any address inside a live allocation) lives; throws for unknown pointers.
   BufferSpan resolve(const void* ptr) const;

@@ -21,7 +21,7 @@ c10::DataPtr HostAllocator::allocate(size_t nbytes) {
   auto block = std::make_unique<Block>(Block{raw, nbytes, data.release_context(), deleter});
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (raw) live_.insert(raw);
+    if (raw) live_[static_cast<const char*>(raw)] = nbytes;
     stats_.active_requests.increase(1);
     stats_.allocations.increase(1);
     stats_.active_bytes.increase(nbytes);
@@ -36,7 +36,7 @@ void HostAllocator::free(void* context) {
   HostAllocator& self = host_allocator();
   {
     std::lock_guard<std::mutex> lock(self.mutex_);
-    self.live_.erase(block->data);
+    self.live_.erase(static_cast<const char*>(block->data));
     self.stats_.active_requests.decrease(1);
     self.stats_.allocations.decrease(1);
     self.stats_.active_bytes.decrease(block->nbytes);
@@ -47,8 +47,13 @@ void HostAllocator::free(void* context) {
 }
 
 bool HostAllocator::owns(const void* ptr) {
+  const auto* address = static_cast<const char*>(ptr);
   std::lock_guard<std::mutex> lock(mutex_);
-  return live_.count(ptr) != 0;
+  auto it = live_.upper_bound(address);
+  if (it == live_.begin()) return false;
+  --it;
+  // A zero-byte block still owns its own start, which is what a zero-size pinned tensor points at.
+  return address == it->first || address < it->first + it->second;
 }
 
 at::HostStats HostAllocator::get_stats() {

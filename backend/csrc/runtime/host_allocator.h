@@ -7,8 +7,8 @@
 
 #include <ATen/core/CachingHostAllocator.h>
 
+#include <map>
 #include <mutex>
-#include <unordered_set>
 
 namespace torch_dml::runtime {
 
@@ -26,6 +26,8 @@ class HostAllocator final : public at::HostAllocator {
   void reset_accumulated_stats() override;
   void reset_peak_stats() override;
 
+  // Whether ptr is any address inside a live pinned block, not only its start: a storage sliced out of
+  // a pinned one (untyped_storage()[n:]) starts inside the block and is just as pinned.
   bool owns(const void* ptr);
 
  private:
@@ -33,7 +35,7 @@ class HostAllocator final : public at::HostAllocator {
   static void free(void* context);
 
   std::mutex mutex_;
-  std::unordered_set<const void*> live_;
+  std::map<const char*, size_t> live_; // block start -> bytes
   at::HostStats stats_;
 };
 
