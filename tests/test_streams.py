@@ -210,7 +210,7 @@ def test_dml_event_record_query_synchronize_and_time():
     assert start.elapsed_time(plain_end) > 0.0
     untimed = torch.dml.Event()
     untimed.record()
-    with pytest.raises(RuntimeError, match="enable_timing"):
+    with pytest.raises(ValueError, match="enable_timing"):
         untimed.elapsed_time(end)
     event = torch.dml.Event()
     event.record()
@@ -222,3 +222,20 @@ def test_dml_event_record_query_synchronize_and_time():
 def test_interprocess_event_is_refused_clearly():
     with pytest.raises(ValueError, match="cannot be shared between processes"):
         torch.dml.Event(interprocess=True)
+
+
+@pytest.mark.parametrize("timed", [False, True], ids=["untimed", "unrecorded"])
+def test_dml_event_elapsed_time_errors_match_torch_event(timed):
+    # Code written for torch.Event / torch.cuda.Event catches ValueError with torch's sentence.
+    def message(make) -> tuple[type, str]:
+        start, end = make(), make()
+        start.record()
+        if not timed:
+            end.record()
+        with pytest.raises(Exception) as raised:
+            start.elapsed_time(end)
+        return type(raised.value), str(raised.value).split(".")[0]
+
+    plain = message(lambda: torch.Event(device="dml", enable_timing=timed))
+    dml = message(lambda: torch.dml.Event(enable_timing=timed))
+    assert plain[0] is ValueError and dml == plain, (dml, plain)

@@ -67,12 +67,18 @@ class Event(torch.Event):
         # torch/csrc/Event.cpp), so two torch.dml.Events are timed from their own record stamps.
         if not isinstance(end_event, Event):
             raise TypeError(f"torch.dml.Event.elapsed_time expects an event, got {type(end_event).__name__}")
+        # ValueError with torch.Event's own sentences, so code that catches torch.Event's errors (or
+        # torch.cuda.Event's, which are the same) catches these too.
         if not (self._timed and end_event._timed):
-            raise RuntimeError("torch_dml: both events must be created with enable_timing=True")
+            raise ValueError(
+                "Both events must be created with argument 'enable_timing=True'. "
+                "(torch.dml.Event.elapsed_time: create them as torch.dml.Event(enable_timing=True))"
+            )
         if self._completed_at is None or end_event._completed_at is None:
-            raise RuntimeError(
-                "torch_dml: both events must be recorded before calling elapsed_time "
-                "(with event.record(stream) or torch.dml.Stream.record_event)"
+            raise ValueError(
+                "Both events must be recorded before calculating elapsed time. "
+                "(torch.dml.Event.elapsed_time: record them with event.record(stream) or "
+                "torch.dml.Stream.record_event)"
             )
         return (end_event._completed_at - self._completed_at) * 1000.0
 
