@@ -63,3 +63,17 @@ def test_simple_queue_put_is_refused():
     queue.put(torch.zeros(1))  # CPU tensors still pass
     assert torch.equal(queue.get(), torch.zeros(1))
     queue.close()
+
+
+def test_queue_put_reports_the_refusal_from_its_feeder_thread(capsys):
+    # mp.Queue pickles in a background thread, so put() returns and the error is printed there (as for
+    # any object that cannot be pickled); the printed error must still be the clear one.
+    queue = mp.get_context("spawn").Queue()
+    queue.put(torch.ones(2, device="dml"))
+    queue.put(torch.arange(3.0))
+    assert torch.equal(queue.get(timeout=10), torch.arange(3.0))  # the dml tensor never arrived
+    queue.close()
+    queue.join_thread()
+    printed = capsys.readouterr().err
+    assert "a dml tensor (shape [2], torch.float32, on dml:0) cannot be shared between processes" in printed
+    assert "tensor.cpu()" in printed
