@@ -15,9 +15,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 import venv
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 has no TOML reader of its own (tox.ini installs tomli there)
+    import tomli as tomllib
 
 from wheels import check_metadata
 

@@ -7,12 +7,16 @@ import importlib.util
 import json
 import subprocess
 import sys
-import tomllib
 import zipfile
 from importlib import resources
 from pathlib import Path
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 has no TOML reader of its own (tox.ini installs tomli there)
+    import tomli as tomllib
 
 from matrix import model
 from wheels import before_build, check_metadata, local
