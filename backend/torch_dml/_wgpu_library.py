@@ -50,18 +50,17 @@ def wgpu_package_library(platform: str = sys.platform) -> str | None:
     return candidate if os.path.isfile(candidate) else None
 
 
-def find(environ: Mapping[str, str] = os.environ) -> str:
+def find(environ: Mapping[str, str] = os.environ, package_dir: str = os.path.dirname(__file__)) -> str:
     """The library to load: the override, else the bundled copy, else the `wgpu` package's."""
     override = environ.get(OVERRIDE)
     if override:
         return override
-    found = bundled_library() or wgpu_package_library()
+    found = bundled_library(package_dir) or wgpu_package_library()
     if found:
         return found
-    name = library_name()
     raise ImportError(
-        f"torch_dml: no wgpu-native library ({name}) found: none bundled in "
-        f"{os.path.join(os.path.dirname(__file__), BUNDLE_DIR)} and no `wgpu` package. Reinstall the "
+        f"torch_dml: no wgpu-native library ({library_name()}) found: none bundled in "
+        f"{os.path.join(package_dir, BUNDLE_DIR)} and no `wgpu` package. Reinstall the "
         "torch-dml wheel (it carries the library); in a source checkout rebuild the extension "
         "(pip install --no-build-isolation -e .), or pip install " + WGPU_PIN + " (Python >= 3.11); "
         f"or set {OVERRIDE} to the path of a wgpu-native library."
