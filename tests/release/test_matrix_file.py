@@ -104,7 +104,10 @@ def test_default_torch_and_wgpu_agree_with_tox_and_setup(matrix: model.Matrix) -
     default = re.search(r"torch==\{env:TORCH_VERSION:([\d.]+)\}", deps)
     assert default and default[1] == matrix.torch_releases[matrix.default_torch]
     assert f'wgpu=={matrix.wgpu}; python_version >= "3.11"' in deps
-    assert f'WGPU_PIN = "wgpu=={matrix.wgpu}"' in (ROOT / "backend" / "torch_dml" / "_wgpu_library.py").read_text()
+    assert (
+        f'WGPU_PIN = "wgpu=={matrix.wgpu}"'
+        in (ROOT / "backend" / "torch_dml" / "_wgpu_library.py").read_text()
+    )
     assert f"\"wgpu=={matrix.wgpu}; python_version >= '3.11'\"" in (ROOT / "pyproject.toml").read_text()
 
 

@@ -87,7 +87,10 @@ def test_each_platform_needs_its_own_library(tmp_path: Path) -> None:
         ({"requires": ("torch==2.13.*", "wgpu>=0.30;python_version>='3.11'")}, "bundles wgpu-native"),
         ({"bundled": {}}, "wgpu-native is not bundled"),
         ({"bundled": {k: v for k, v in bundle().items() if "LICENSE.MIT" not in k}}, "LICENSE.MIT"),
-        ({"bundled": bundle(version_text="wgpu-native: 27.0.0.0\nwgpu: 0.29.0\n")}, "expected " + WGPU_NATIVE),
+        (
+            {"bundled": bundle(version_text="wgpu-native: 27.0.0.0\nwgpu: 0.29.0\n")},
+            "expected " + WGPU_NATIVE,
+        ),
         ({"extra_files": ("torch_dml.libs/libtorch_cpu-1a2b3c4d.so",)}, "bundled"),
         ({"extra_files": ("torch_dml.libs/libc10.so",)}, "bundled"),
         ({"filename_version": "0.1.0"}, "file name says"),
