@@ -62,8 +62,13 @@ def test_nothing_found_is_an_import_error_that_says_what_to_do(
     with pytest.raises(ImportError) as raised:
         _wgpu_library.find({}, str(tmp_path))
     message = str(raised.value)
-    for words in (NAME, str(tmp_path / _wgpu_library.BUNDLE_DIR), "Reinstall the torch-dml wheel",
-                  _wgpu_library.WGPU_PIN, _wgpu_library.OVERRIDE):
+    for words in (
+        NAME,
+        str(tmp_path / _wgpu_library.BUNDLE_DIR),
+        "Reinstall the torch-dml wheel",
+        _wgpu_library.WGPU_PIN,
+        _wgpu_library.OVERRIDE,
+    ):
         assert words in message, message
 
 
