@@ -7,10 +7,10 @@ pip shows the build's progress (a line per source, backend/build_progress.py) on
 """
 
 import glob
-import importlib.util
 import itertools
 import os
 import sys
+from pathlib import Path
 
 # Importing torch at build time must not trigger our own autoload entry point (a half-built package).
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
@@ -21,19 +21,13 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join("backend", "csrc")
+sys.path.insert(0, ROOT)  # the build helpers in backend/
 
 # Lock-step with torch (docs/release.md): the extension only loads in the torch minor it was compiled
-# against, so the version names it (a PEP 440 local label) and the metadata pins it.
+# against, so the version names it (a PEP 440 local label) and the metadata pins it. wgpu-native is no
+# requirement: build_ext bundles it (backend/wgpu_bundle.py).
 VERSION = "0.1.0"
 TORCH_MINOR = ".".join(torch.__version__.split("+")[0].split(".")[:2])
-WGPU_REQUIREMENT = "wgpu==0.32.0"
-
-
-def wgpu_include_dir() -> str:
-    spec = importlib.util.find_spec("wgpu")
-    if spec is None or spec.origin is None:
-        sys.exit("torch-dml needs the `wgpu` package (pip install wgpu==0.32.0) for webgpu.h/wgpu.h")
-    return os.path.join(os.path.dirname(spec.origin), "resources")
 
 
 def generate() -> None:
@@ -60,11 +54,27 @@ else:
 
 class IncrementalBuildExt(BuildExtension.with_options(use_ninja=True)):
     """Keeps objects in build/temp (pip's editable builds otherwise use a fresh temp dir each time),
-    so ninja recompiles only what changed. TORCH_DML_BUILD_TEMP moves it (e.g. for wheel builds)."""
+    so ninja recompiles only what changed. TORCH_DML_BUILD_TEMP moves it (e.g. for wheel builds).
+    Compiles against the pinned wgpu's headers and puts its wgpu-native library, with the licences, beside
+    _C: in build/lib (what the wheel packs) and, for in-place and editable builds, in the source tree."""
 
     def finalize_options(self) -> None:
         super().finalize_options()
         self.build_temp = os.environ.get("TORCH_DML_BUILD_TEMP", os.path.join(ROOT, "build", "temp"))
+
+    def run(self) -> None:
+        from backend import wgpu_bundle
+
+        # Here, not at import: pip runs setup.py for metadata too, which needs no wgpu download.
+        wgpu = wgpu_bundle.locate()
+        for ext in self.extensions:
+            ext.include_dirs.append(str(wgpu.resources))
+        super().run()
+        folders = [os.path.join(self.build_lib, "torch_dml")]
+        if self.inplace:
+            folders.append(os.path.join(ROOT, self.get_finalized_command("build_py").get_package_dir("torch_dml")))
+        for folder in folders:
+            wgpu_bundle.write(wgpu, Path(folder))
 
     def build_extension(self, ext) -> None:
         from backend.build_progress import condensed_ninja
@@ -85,12 +95,12 @@ generate()
 
 setup(
     version=f"{VERSION}+torch{TORCH_MINOR}",
-    install_requires=[f"torch=={TORCH_MINOR}.*", WGPU_REQUIREMENT],
+    install_requires=[f"torch=={TORCH_MINOR}.*"],
     ext_modules=[
         CppExtension(
             name="torch_dml._C",
             sources=sources(),
-            include_dirs=[os.path.join(ROOT, CSRC), wgpu_include_dir()],
+            include_dirs=[os.path.join(ROOT, CSRC)],
             extra_compile_args={"cxx": cxx_flags},
             libraries=libraries,
         )

@@ -37,7 +37,7 @@ def main() -> int:
         result = runner.merge(result, runner.run_apart(
             ["--devices", ",".join(apart), "--suites", ",".join(chosen), "--repeats", str(repeats)]
             + (["--quick"] if args.quick else [])))
-    result.update(generated=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    result.update(generated=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                   profile="quick" if args.quick else "full",
                   versions={"torch": torch.__version__, "wgpu": importlib.metadata.version("wgpu")})
     out = Path(args.out)

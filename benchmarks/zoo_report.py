@@ -130,7 +130,7 @@ def main() -> int:
         print(f"[{i}/{len(chosen)}] {model.name}", flush=True)
         rows.append(measure(model, devices))
     result = {
-        "generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "adapter": torch_dml.device_name(0), "torch": torch.__version__, "devices": devices, "models": rows,
     }
     out = Path(args.out)

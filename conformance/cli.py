@@ -186,7 +186,7 @@ def finish(args: argparse.Namespace, rows: list[dict[str, Any]], manifest: dict[
              "max_samples": samples, "ops": args.ops or ("quick set" if args.quick else "all"),
              "dtypes": args.dtypes or "all", "variants": args.variants or "all", "pytest_exit_code": exit_code,
              "commit": source_commit()}
-    data = report.build({"generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    data = report.build({"generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                          "profile": "quick" if args.quick else ("full" if not (args.ops or args.dtypes
                                                                                or args.variants) else "custom"),
                          "wall_time_s": round(wall, 1), "backend": meta, "suite": suite,

@@ -279,7 +279,7 @@ def merged(matrix: Matrix, cells: list[CellReport]) -> dict[str, Any]:
     fill_records(matrix, cells)
     return {
         "schema_version": SCHEMA_VERSION,
-        "generated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "generated": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "cells": [summary(c) for c in cells],
         "grid": grid(cells),
         "differences": differences_by_kind(differences(cells)),

@@ -161,4 +161,9 @@ def problems(matrix: Matrix) -> list[str]:
     for entry in matrix.retired:
         if not str(entry.get("why", "")).strip():
             found.append(f"retired {entry.get('python')}: says no reason")
+        found += [
+            f"python {v} is both retired and in axes.python: drop one"
+            for v in map(str, entry.get("python", []))
+            if v in matrix.axes["python"]
+        ]
     return found

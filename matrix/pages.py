@@ -408,17 +408,22 @@ def compatibility_page(matrix: Matrix, cells: list[CellReport], junit: dict[str,
     oses = ", ".join(f"{w.platform} {w.archs}" for w in matrix.wheels)
     out.append(
         table(
-            ["torch-dml", "torch", "Python", "wgpu (wgpu-native)", "OS (wheels)"],
+            ["torch-dml", "torch", "Python", "wgpu-native (bundled)", "OS (wheels)"],
             [
                 [
                     release_version(),
                     f"{torches[0]} - {torches[-1]} (one wheel per minor, `+torchX.Y`)",
                     f"{pythons[0]} - {pythons[-1]}",
-                    f"{matrix.wgpu} ({matrix.wgpu_native})",
+                    f"{matrix.wgpu_native} (from the wgpu {matrix.wgpu} wheel)",
                     oses,
                 ]
             ],
         )
+    )
+    out.append(
+        "\nEach wheel carries wgpu-native in `torch_dml/wgpu_native/` with its licences (MIT or Apache-2.0) "
+        "and requires only its torch minor: the `wgpu` package is not needed at run time. "
+        "`TORCH_DML_WGPU_LIBRARY` loads another wgpu-native build instead.\n"
     )
     return "".join(out)
 

@@ -12,7 +12,9 @@ import subprocess
 import sys
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-BUILD_TOOLS = ["setuptools>=77", "wheel", "ninja", "wgpu==0.32.0", "pyyaml"]
+# wgpu gives the build its headers and the wgpu-native library the wheel bundles; it does not install on
+# Python 3.10, where setup.py downloads its wheel instead (backend/wgpu_bundle.py).
+BUILD_TOOLS = ["setuptools>=77", "wheel", "ninja", "wgpu==0.32.0; python_version >= '3.11'", "pyyaml"]
 
 
 def torch_requirement(environ: dict[str, str]) -> str:

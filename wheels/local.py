@@ -1,6 +1,7 @@
 """`tox -e wheel`: the release path, run here. Build the wheel against the installed torch, repair it with
 the command cibuildwheel runs (pyproject.toml [tool.cibuildwheel.linux]), check its metadata, install it
-into a fresh venv with pinned torch and wgpu, and run wheels/smoke.py there.
+into a fresh venv with the pinned torch (and no wgpu: the wheel carries wgpu-native), and run
+wheels/smoke.py there.
 
 The build works on a copy of the source tree (tracked and untracked, not ignored) with its objects in
 TORCH_DML_BUILD_TEMP, so the developers' build/ and editable install are left alone.
@@ -15,9 +16,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 import venv
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 has no TOML reader of its own (tox.ini installs tomli there)
+    import tomli as tomllib
 
 from wheels import check_metadata
 
@@ -92,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     built = next(raw.glob("torch_dml-*.whl"))
     run(["bash", "-c", repair_command(built, out)])
     wheel = next(out.glob("torch_dml-*.whl"))
-    if check_metadata.main([str(wheel), "--torch", minor, "--wgpu", matrix.wgpu]) != 0:
+    check = [str(wheel), "--torch", minor, "--wgpu", matrix.wgpu, "--wgpu-native", matrix.wgpu_native]
+    if check_metadata.main(check) != 0:
         return 1
     if args.no_smoke:
         return 0
@@ -101,19 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(environment, ignore_errors=True)
     venv.create(environment, with_pip=True)
     python = venv_python(environment)
-    # Exact pins: the torch this wheel was built against (the CPU build on the local index) and wgpu.
-    run(
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            f"torch=={torch_version}",
-            f"wgpu=={matrix.wgpu}",
-            str(wheel),
-        ]
-    )
+    # The torch this wheel was built against (the CPU build on the local index), and no wgpu: the wheel
+    # carries wgpu-native, and smoke.py checks that the bundled copy is the one loaded.
+    run([str(python), "-m", "pip", "install", "--quiet", f"torch=={torch_version}", str(wheel)])
     with tempfile.TemporaryDirectory() as elsewhere:  # not the source tree: import what was installed
         run([str(python), str(ROOT / "wheels" / "smoke.py"), "--require-adapter"], cwd=elsewhere)
     print(f"wheel: {wheel} built, repaired, installed in {environment} and smoke-tested")

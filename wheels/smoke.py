@@ -4,8 +4,9 @@
     python wheels/smoke.py --require-adapter  # tox -e wheel: a WebGPU adapter must be there
 
 Checks that the wheel's torch pin matches the torch it runs with, that `import torch_dml` registers the
-`dml` device, and, with an adapter, a tensor on dml and its round trip to the CPU; then that
-`import torch` alone autoloads the backend (the torch.backends entry point).
+`dml` device with the wgpu-native the wheel carries (no `wgpu` package needed), and, with an adapter, a
+tensor on dml and its round trip to the CPU; then that `import torch` alone autoloads the backend (the
+torch.backends entry point).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 
@@ -28,6 +30,21 @@ def check_pin() -> str:
     return pins[0]
 
 
+def check_bundled_wgpu() -> str:
+    """The wheel must not need `wgpu` (it does not install on Python 3.10) and must load its own copy."""
+    import torch_dml
+
+    requires = [r.replace(" ", "") for r in importlib.metadata.requires("torch-dml") or []]
+    if any(re.match(r"wgpu([=<>!~;\[]|$)", r) for r in requires):
+        raise SystemExit(f"smoke: torch-dml requires {requires}; the wheel should carry wgpu-native instead")
+    loaded = torch_dml._C._wgpu_library()
+    bundle = os.path.join(os.path.dirname(torch_dml.__file__), "wgpu_native")
+    overridden = os.environ.get("TORCH_DML_WGPU_LIBRARY")
+    if not overridden and os.path.dirname(os.path.abspath(loaded)) != os.path.abspath(bundle):
+        raise SystemExit(f"smoke: loaded wgpu-native from {loaded}, not the wheel's own copy in {bundle}")
+    return loaded
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--require-adapter", action="store_true", help="fail when no WebGPU adapter is found")
@@ -38,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
     version = importlib.metadata.version("torch-dml")
     print(f"smoke: torch-dml {version} ({check_pin()}), torch {torch.__version__}, from {torch_dml.__file__}")
+    print(f"smoke: wgpu-native {torch_dml._C._wgpu_version()} from {check_bundled_wgpu()}")
     count = torch_dml.device_count()
     print(f"smoke: device_count() = {count}")
     if count == 0:

@@ -17,30 +17,6 @@ import torch_dml_autoload
 BACKEND_NAME = "dml"
 
 
-def _wgpu_library_path() -> str:
-    """Finds wgpu-native inside the installed ``wgpu`` package without importing wgpu-py itself."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("wgpu")
-    if spec is None or spec.origin is None:
-        raise ImportError(
-            "torch_dml needs the `wgpu` package for wgpu-native: pip install wgpu==0.32.0"
-        )
-    resources = os.path.join(os.path.dirname(spec.origin), "resources")
-    names = {
-        "win32": ["wgpu_native-release.dll"],
-        "darwin": ["libwgpu_native-release.dylib"],
-    }.get(sys.platform, ["libwgpu_native-release.so"])
-    for name in names:
-        candidate = os.path.join(resources, name)
-        if os.path.exists(candidate):
-            return candidate
-    raise ImportError(
-        f"torch_dml: no wgpu-native library ({', '.join(names)}) in {resources}; "
-        "reinstall with pip install --force-reinstall wgpu==0.32.0"
-    )
-
-
 def _quiet_mesa() -> None:
     """Mesa's Vulkan drivers (lavapipe, RADV, ANV) print "error: XDG_RUNTIME_DIR is invalid or not set in
     the environment" on first use where the variable is missing (a server, a container, a CI job), which
@@ -62,9 +38,9 @@ def register() -> None:
     if torch._C._get_privateuse1_backend_name() == BACKEND_NAME and hasattr(torch, BACKEND_NAME):
         return  # already wired (importlib.reload, or autoload followed by an explicit import)
     _quiet_mesa()
-    library = os.environ.get("TORCH_DML_WGPU_LIBRARY") or _wgpu_library_path()
+    from torch_dml import _C, _wgpu_library
 
-    from torch_dml import _C
+    library = _wgpu_library.find()
 
     try:
         _C._load_wgpu(library)

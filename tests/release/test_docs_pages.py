@@ -79,6 +79,11 @@ def test_pages_render_from_the_committed_report(tmp_path: Path) -> None:
     for label, _ in pages.DTYPE_ROWS:
         assert re.search(rf"^\| {re.escape(label)}\b", compatibility, re.MULTILINE), label
     assert f"| {pages.release_version()} |" in compatibility
+    matrix = model.load()
+    versions = compatibility.split("## Versions")[1]
+    assert f"| {matrix.axes['python'][0]} - {matrix.axes['python'][-1]} |" in versions
+    assert f"| {matrix.wgpu_native} (from the wgpu {matrix.wgpu} wheel) |" in versions
+    assert "the `wgpu` package is not needed at run time" in versions
 
 
 def _cell(name: str, adapter_class: str, commit: str, results: list[dict[str, Any]]) -> merge.CellReport:
