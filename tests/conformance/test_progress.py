@@ -57,7 +57,7 @@ def test_a_failure_is_one_line_naming_op_variant_and_dtype():
 
 def test_family_of_a_generated_test_id():
     assert progress.family_of("test_binary.py::test_add[forward-float32]") == "binary"
-    assert progress.family_of("/tmp/gen/test_nn.py::test_nn_functional_relu[out-int8]") == "nn"
+    assert progress.family_of("generated/test_nn.py::test_nn_functional_relu[out-int8]") == "nn"
 
 
 def run_view(tty: bool) -> tuple[list[str], Clock]:
