@@ -70,24 +70,32 @@ bool reduce_at_positions(at::Tensor& out, const at::Tensor& linear, const at::Te
 
 namespace {
 
+// The slice-writing ops and the index rule each follows on the CPU: index_fill counts negative indices
+// from the end, index_copy and index_reduce refuse them.
+struct SliceOp {
+  const char* name; // for errors
+  bool negative_indices;
+};
+constexpr SliceOp kIndexCopy{"index_copy_()", false};
+constexpr SliceOp kIndexFill{"index_fill_()", true};
+constexpr SliceOp kIndexReduce{"index_reduce_()", false};
+
 // The linear positions, in a contiguous tensor of self's shape, of the slices index selects along dim,
 // shaped [outer, index.numel(), inner] (a 0-d self or index counting as 1-d, as the CPU kernels do), or
 // nullopt when the native path does not take the index.
 std::optional<at::Tensor> slice_positions(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                                          const char* op) {
+                                          const SliceOp& op) {
   if (index.dim() > 1 || index.device() != self.device() || index.scalar_type() != c10::kLong ||
       !context_of(self).has(runtime::Feature::ShaderInt64))
     return std::nullopt;
   const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t rows = self.dim() == 0 ? 1 : self.size(d);
   const at::Tensor flat = index.reshape({-1});
-  // index_fill takes negative indices (from the end), index_copy does not: as on the CPU.
-  const bool negative_ok = std::string_view(op) == "index_fill_()";
-  check_ranges({flat}, {negative_ok ? -rows : 0}, {rows}, op);
+  check_ranges({flat}, {op.negative_indices ? -rows : 0}, {rows}, op.name);
   const int64_t outer = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(0, d));
   const int64_t inner = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(d + 1));
   const at::TensorOptions options = flat.options();
-  const at::Tensor wrapped = negative_ok ? at::where(flat < 0, flat + rows, flat) : flat;
+  const at::Tensor wrapped = op.negative_indices ? at::where(flat < 0, flat + rows, flat) : flat;
   return axis_offsets(outer, rows * inner, 0, 3, options) + (wrapped * inner).view({1, -1, 1}) +
       axis_offsets(inner, 1, 2, 3, options);
 }
@@ -96,7 +104,7 @@ std::optional<at::Tensor> slice_positions(const at::Tensor& self, int64_t dim, c
 // shape) at the rows index names: into self itself when `in_place` and self can take the kernel's
 // writes, else into a contiguous copy. The tensor written, or nullopt to fall back (nothing written).
 std::optional<at::Tensor> copied_slices(const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                                        const at::Tensor& source, const char* op, bool in_place) {
+                                        const at::Tensor& source, const SliceOp& op, bool in_place) {
   if (source.scalar_type() != self.scalar_type() || source.device() != self.device()) return std::nullopt;
   c10::DeviceGuard guard(self.device());
   const std::optional<at::Tensor> positions = slice_positions(self, dim, index, op);
@@ -133,7 +141,7 @@ bool copy_source_fits(const at::Tensor& self, int64_t dim, const at::Tensor& ind
 at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
                            at::Tensor& out) {
   if (copy_source_fits(self, dim, index, source))
-    if (const auto result = copied_slices(self, dim, index, source, "index_copy_()", false)) {
+    if (const auto result = copied_slices(self, dim, index, source, kIndexCopy, false)) {
       assign_out(out, *result);
       return out;
     }
@@ -142,27 +150,27 @@ at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor
 
 at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
   if (copy_source_fits(self, dim, index, source))
-    if (const auto result = copied_slices(self, dim, index, source, "index_copy_()", true))
+    if (const auto result = copied_slices(self, dim, index, source, kIndexCopy, true))
       return written_back(self, *result);
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_copy_>::call(self, dim, index, source);
 }
 
 at::Tensor index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
   if (copy_source_fits(self, dim, index, source))
-    if (auto result = copied_slices(self, dim, index, source, "index_copy_()", false)) return *result;
+    if (auto result = copied_slices(self, dim, index, source, kIndexCopy, false)) return *result;
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_copy>::call(self, dim, index, source);
 }
 
 at::Tensor& index_fill_scalar(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
   const at::Tensor fill = at::scalar_tensor(value, self.options());
-  if (const auto result = copied_slices(self, dim, index, fill, "index_fill_()", true)) return written_back(self, *result);
+  if (const auto result = copied_slices(self, dim, index, fill, kIndexFill, true)) return written_back(self, *result);
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_fill__int_Scalar>::call(self, dim, index, value);
 }
 
 // The value is a 0-d tensor (the CPU insists); read once on the host, as the CPU kernel reads it.
 at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
   if (value.dim() == 0)
-    if (const auto result = copied_slices(self, dim, index, value.to(self.options()), "index_fill_()", true))
+    if (const auto result = copied_slices(self, dim, index, value.to(self.options()), kIndexFill, true))
       return written_back(self, *result);
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_fill__int_Tensor>::call(self, dim, index, value);
 }
@@ -174,7 +182,7 @@ std::optional<at::Tensor> reduced_slices(const at::Tensor& self, int64_t dim, co
       !copy_source_fits(self, dim, index, source))
     return std::nullopt;
   c10::DeviceGuard guard(self.device());
-  const std::optional<at::Tensor> positions = slice_positions(self, dim, index, "index_reduce_()");
+  const std::optional<at::Tensor> positions = slice_positions(self, dim, index, kIndexReduce);
   if (!positions) return std::nullopt;
   at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
   if (positions->numel() == 0) return out;
