@@ -133,21 +133,20 @@ class StagedProcessGroup(dist.ProcessGroup):
 
         return _create_work_from_future(_future_of(work).then(copy_back))
 
-    def allreduce(self, tensors: list[torch.Tensor], opts: AllreduceOptions) -> Work:
+    def _all_reduced(self, name: str, tensors: list[torch.Tensor], opts: Any, fresh_opts: Any) -> Work:
+        """allreduce and allreduce_coalesced: every tensor staged both ways, AVG run as a sum."""
         pairs: _Pairs = []
         hosts = [_to_host(t, pairs, read=True, written=True) for t in tensors]
-        average = _average_as_sum(opts.reduceOp, tensors, "allreduce")
+        average = _average_as_sum(opts.reduceOp, tensors, name)
         if average:
-            opts = _with_sum(opts, AllreduceOptions())
-        return self._finish(self._gloo.allreduce(hosts, opts), pairs, tensors, hosts if average else None)
+            opts = _with_sum(opts, fresh_opts)
+        return self._finish(getattr(self._gloo, name)(hosts, opts), pairs, tensors, hosts if average else None)
+
+    def allreduce(self, tensors: list[torch.Tensor], opts: AllreduceOptions) -> Work:
+        return self._all_reduced("allreduce", tensors, opts, AllreduceOptions())
 
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: AllreduceCoalescedOptions) -> Work:
-        pairs: _Pairs = []
-        hosts = [_to_host(t, pairs, read=True, written=True) for t in tensors]
-        average = _average_as_sum(opts.reduceOp, tensors, "allreduce_coalesced")
-        if average:
-            opts = _with_sum(opts, AllreduceCoalescedOptions())
-        return self._finish(self._gloo.allreduce_coalesced(hosts, opts), pairs, tensors, hosts if average else None)
+        return self._all_reduced("allreduce_coalesced", tensors, opts, AllreduceCoalescedOptions())
 
     def reduce(self, tensors: list[torch.Tensor], opts: ReduceOptions) -> Work:
         pairs: _Pairs = []
