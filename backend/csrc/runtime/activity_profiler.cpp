@@ -12,6 +12,9 @@
 
 #ifdef TORCH_DML_HAS_KINETO_REGISTRY
 
+// Kineto's GenericTraceActivity::addMetadata formats through fmt, whose compiled part torch keeps
+// private to libtorch: this file gets its own (header-only) copy.
+#define FMT_HEADER_ONLY
 #include <c10/macros/Export.h>
 #include <c10/util/ApproximateClock.h>
 #include <kineto/IActivityProfiler.h>
@@ -58,8 +61,13 @@ class DmlProfilerSession final : public libkineto::IActivityProfilerSession {
       if (!device_initialized(i)) continue;
       DeviceContext& context = device_context(i);
       std::lock_guard<std::recursive_mutex> lock(context.mutex());
-      context.stream().start_timing();
-      devices_.push_back(i);
+      try {
+        context.stream().start_timing();
+        devices_.push_back(i);
+      } catch (const std::exception& e) {
+        // The profile goes on without this device's kernels; the reason is in the trace's errors.
+        errors_.push_back(std::string("torch_dml: timing kernels on dml:") + std::to_string(i) + " failed: " + e.what());
+      }
     }
     status_ = libkineto::TraceStatus::RECORDING;
   }
