@@ -40,7 +40,8 @@ def test_dtype_marks_follow_the_report() -> None:
 def test_feature_marks_need_tests_that_exist(tmp_path: Path) -> None:
     marks = {m.name: m.mark for m in pages.feature_marks()}
     assert marks["Streams and events"] == "supported"
-    assert marks["Profiler (torch.profiler device activity)"] == "not supported"
+    assert marks["Profiler (torch.profiler device activity)"] == "supported"
+    assert marks["Quantization (quantized tensors and kernels)"] == "not supported"
     bad = tmp_path / "features.yaml"
     bad.write_text("features:\n- name: Teleportation\n  tests: [tests/test_device.py::test_teleports]\n")
     with pytest.raises(ValueError, match="test_teleports"):

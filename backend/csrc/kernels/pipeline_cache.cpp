@@ -80,6 +80,7 @@ WGPUComputePipeline pipeline(runtime::DeviceContext& context, const std::string&
   }
   context.check("compiling kernel '" + name + "'");
   WGPUComputePipeline result = created.get();
+  context.stream().label_pipeline(result, name);
   cache.by_name.emplace(name, std::move(created));
   cache.sources.emplace(name, source);
   return result;

@@ -14,6 +14,7 @@
 #include "runtime/device_memory.h"
 #include "runtime/generator.h"
 #include "runtime/guard.h"
+#include "runtime/profiler_stubs.h"
 #include "runtime/stream.h"
 #include "webgpu/procs.h"
 
@@ -115,6 +116,9 @@ PYBIND11_MODULE(_C, m) {
       PyExc_NotImplementedError, nullptr);
   m.attr("FallbackError") = py::handle(g_fallback_error);
   aten::set_strict_violation_handler(&raise_fallback_error);
+  runtime::register_profiler_stubs();
+  const bool kernel_profiling = runtime::register_activity_profiler();
+  m.attr("_profiler_kernel_events") = kernel_profiling;
 
   m.def("_load_wgpu", [](const std::string& path) { webgpu::load(path); });
   m.def("_wgpu_version", [] {

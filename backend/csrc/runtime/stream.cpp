@@ -1,5 +1,6 @@
 #include "runtime/stream.h"
 
+#include <c10/util/ApproximateClock.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "runtime/device.h"
+#include "runtime/dispatch_timer.h"
 
 namespace torch_dml::runtime {
 namespace {
@@ -172,6 +174,35 @@ WGPUBindGroup CommandStream::bind_group(const BindGroupKey& key) {
 void CommandStream::dispatch(WGPUComputePipeline pipeline, uint32_t storage_count, const StorageBinding* bindings,
                              const void* params, size_t params_size, uint32_t groups_x, uint32_t groups_y,
                              uint32_t groups_z) {
+  if (timer_) [[unlikely]] {
+    timed_dispatch(pipeline, storage_count, bindings, params, params_size, groups_x, groups_y, groups_z);
+    return;
+  }
+  record_dispatch<false>(pipeline, storage_count, bindings, params, params_size, groups_x, groups_y, groups_z);
+}
+
+void CommandStream::timed_dispatch(WGPUComputePipeline pipeline, uint32_t storage_count,
+                                   const StorageBinding* bindings, const void* params, size_t params_size,
+                                   uint32_t groups_x, uint32_t groups_y, uint32_t groups_z) {
+  if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
+  if (timer_->device_clock()) {
+    if (timer_->full()) flush();
+    record_dispatch<true>(pipeline, storage_count, bindings, params, params_size, groups_x, groups_y, groups_z);
+    return;
+  }
+  // No timestamps on this device: the dispatch runs alone, and the host's wall time around it is its
+  // duration (submit and wait included).
+  synchronize();
+  const int64_t start = c10::getTime();
+  record_dispatch<false>(pipeline, storage_count, bindings, params, params_size, groups_x, groups_y, groups_z);
+  synchronize();
+  timer_->record_host(pipeline, groups_x, groups_y, groups_z, start, c10::getTime());
+}
+
+template <bool kTimed>
+void CommandStream::record_dispatch(WGPUComputePipeline pipeline, uint32_t storage_count,
+                                    const StorageBinding* bindings, const void* params, size_t params_size,
+                                    uint32_t groups_x, uint32_t groups_y, uint32_t groups_z) {
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
   TORCH_INTERNAL_ASSERT(storage_count <= kMaxStorageBindings);
   const uint32_t binding_size = static_cast<uint32_t>(round_up(std::max<size_t>(params_size, 16), 16));
@@ -197,7 +228,9 @@ void CommandStream::dispatch(WGPUComputePipeline pipeline, uint32_t storage_coun
   }
   const uint32_t dynamic_offset = static_cast<uint32_t>(params_offset);
   wgpu().ComputePassEncoderSetBindGroup(pass_.get(), 0, group, 1, &dynamic_offset);
+  if constexpr (kTimed) timer_->begin(pass_.get(), pipeline, groups_x, groups_y, groups_z);
   wgpu().ComputePassEncoderDispatchWorkgroups(pass_.get(), groups_x, groups_y, groups_z);
+  if constexpr (kTimed) timer_->end(pass_.get());
   ++dispatch_count_;
   if (++pending_dispatches_ >= flush_every_) flush();
 }
@@ -217,6 +250,7 @@ void CommandStream::copy_buffer(WGPUBuffer src, uint64_t src_offset, WGPUBuffer 
 void CommandStream::flush() {
   if (!encoder_) return;
   end_pass();
+  if (timer_) timer_->resolve(encoder_.get());
   WGPUCommandBufferDescriptor descriptor = WGPU_COMMAND_BUFFER_DESCRIPTOR_INIT;
   webgpu::CommandBuffer commands(wgpu().CommandEncoderFinish(encoder_.get(), &descriptor));
   encoder_.reset();
@@ -241,6 +275,23 @@ void CommandStream::synchronize() {
   if (!submitted_) return;
   wgpu().DevicePoll(context_.device(), true, &last_submission_);
   context_.check("synchronizing");
+}
+
+void CommandStream::start_timing() {
+  if (timer_) return;
+  synchronize();
+  timer_ = std::make_unique<DispatchTimer>(context_);
+}
+
+void CommandStream::stop_timing(std::vector<DispatchTiming>& out) {
+  if (!timer_) return;
+  synchronize();
+  std::unique_ptr<DispatchTimer> timer = std::move(timer_);
+  timer->collect(pipeline_labels_, out);
+}
+
+void CommandStream::label_pipeline(WGPUComputePipeline pipeline, std::string name) {
+  pipeline_labels_[pipeline] = std::move(name);
 }
 
 bool CommandStream::query() {

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -16,6 +18,8 @@
 namespace torch_dml::runtime {
 
 class DeviceContext;
+class DispatchTimer;
+struct DispatchTiming;
 
 struct StorageBinding {
   WGPUBuffer buffer = nullptr;
@@ -71,6 +75,15 @@ class CommandStream {
   // its buffers alive and a new buffer may reuse a destroyed one's handle address.
   void forget_bind_groups() { bind_groups_.clear(); }
 
+  // Profiling (runtime/dispatch_timer.h): between start_timing and stop_timing every dispatch is timed
+  // on the device. Off, the only cost is one branch per dispatch.
+  void start_timing();
+  bool timing() const { return timer_ != nullptr; }
+  // Waits for the device and appends what was measured since start_timing to `out`.
+  void stop_timing(std::vector<DispatchTiming>& out);
+  // The kernel's name, for profiler traces (set once, when the pipeline is compiled).
+  void label_pipeline(WGPUComputePipeline pipeline, std::string name);
+
   uint64_t dispatch_count() const { return dispatch_count_; }
   uint64_t submit_count() const { return submit_count_; }
   uint64_t bind_group_count() const { return bind_groups_created_; }
@@ -82,6 +95,13 @@ class CommandStream {
   void note_use(WGPUBuffer buffer) { pending_buffers_.insert(buffer); }
   WGPUBuffer staging(uint64_t size);
   WGPUBindGroup bind_group(const BindGroupKey& key);
+  template <bool kTimed>
+  void record_dispatch(WGPUComputePipeline pipeline, uint32_t storage_count, const StorageBinding* bindings,
+                       const void* params, size_t params_size, uint32_t groups_x, uint32_t groups_y,
+                       uint32_t groups_z);
+  void timed_dispatch(WGPUComputePipeline pipeline, uint32_t storage_count, const StorageBinding* bindings,
+                      const void* params, size_t params_size, uint32_t groups_x, uint32_t groups_y,
+                      uint32_t groups_z);
 
   DeviceContext& context_;
   webgpu::CommandEncoder encoder_;
@@ -113,6 +133,9 @@ class CommandStream {
   bool submitted_ = false;
   uint64_t dispatch_count_ = 0;
   uint64_t submit_count_ = 0;
+
+  std::unique_ptr<DispatchTimer> timer_;
+  std::unordered_map<WGPUComputePipeline, std::string> pipeline_labels_;
 };
 
 } // namespace torch_dml::runtime

@@ -66,7 +66,8 @@ namespace torch_dml::webgpu {
   X(QueueSubmitForIndex)                   \
   X(QueueWriteBuffer)                      \
   X(QueueGetTimestampPeriod)               \
-  X(QueueRelease)
+  X(QueueRelease)                          \
+  X(ComputePassEncoderWriteTimestamp)
 
 struct Procs {
 #define TORCH_DML_DECLARE_PROC(name) decltype(&wgpu##name) name = nullptr;
