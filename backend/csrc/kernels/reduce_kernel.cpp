@@ -152,7 +152,8 @@ struct Spec {
     const Value acc_value = value_of(acc), in_value = dtype_info(input)->value;
     const char* A = wgsl_type(acc_value);
     const bool f64 = acc_value == Value::F64;
-    const bool float_acc = f64 || acc_value == Value::F32;
+    // Only a float64 p-norm calls pow in float64; every other variant keeps power() on float32 (unused).
+    const bool f64_pow = f64 && op == ReduceOp::NormP;
     // Partial results need no per-element step, and a Partial pass hands on the unfinished fold.
     const bool combining = stage == Stage::Combine;
     const std::string x = combining || !r.via_bool ? convert_value("raw", in_value, acc_value)
@@ -180,9 +181,9 @@ struct Spec {
          {"is_nan", nan_test(acc_value)},
          {"scale", decode_scalar(0, acc_value)},
          {"order", decode_scalar(1, acc_value)},
-         {"power_type", float_acc ? A : "f32"},
-         {"pow", f64 ? "pow_" : "pow"},
-         {"math", f64 && op == ReduceOp::NormP ? math_helpers("pow_(", Value::F64) : ""},
+         {"power_type", f64_pow ? "f64" : "f32"},
+         {"pow", f64_pow ? "pow_" : "pow"},
+         {"math", f64_pow ? math_helpers("pow_(", Value::F64) : ""},
          {"stage", std::to_string(static_cast<uint32_t>(stage))},
          {"vec4", vec4 ? "true" : "false"},
          {"out_rank", std::to_string(out_rank)},
