@@ -1570,14 +1570,14 @@ fn dropout(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 )wgsl",
 random_holes, 2};
 
-inline constexpr std::string_view reduce_holes[] = {"combine", "acc", "load_input", "input_value", "convert", "contribution", "is_nan", "workgroup_size", "input_array", "stage", "vec4", "out_rank", "red_rank", "math", "power_type", "pow", "scale", "order", "load_quad", "finish", "beats", "identity"};
+inline constexpr std::string_view reduce_holes[] = {"acc", "is_nan", "workgroup_size", "input_array", "stage", "vec4", "out_rank", "red_rank", "math", "power_type", "pow", "scale", "order", "input_value", "convert", "contribution", "load_input", "load_quad", "combine", "finish", "beats", "identity"};
 inline constexpr Family reduce{"reduce",
 R"wgsl(// Reductions over any set of dimensions (kernels/reduce_kernel.cpp picks the variant). Every output
 // folds the elements of its row: a strided walk of `red_shape` through `red_in_stride` from the
 // output's own base (`out_shape` through `out_in_stride`). Entry points by kind of op and by mode:
 // a thread per output for short rows (`*_thread`), a workgroup per output for long ones
 // (`*_workgroup`: each lane folds a strided share, then a fixed tree in workgroup memory).
-//   reduce_*  the ops whose partial results fold with their own {{combine}} (sum, prod, max, norms...)
+//   reduce_*  the ops whose partial results fold with their own combine() (sum, prod, max, norms...)
 //   arg_*     argmax/argmin: the value and its index, ties to the lowest index, the first NaN wins
 //   var_*     variance: two passes over the row around a shift (see var_shift)
 // Rows too long for one workgroup are split: a Partial pass folds slices of each row into partial
@@ -1585,9 +1585,10 @@ R"wgsl(// Reductions over any set of dimensions (kernels/reduce_kernel.cpp picks
 // slice's sum of squared deviations in a second partial array (aux_index / aux_value).
 // Adapters with subgroup operations append reduce_subgroup.wgsl for the reduce_* workgroup fold.
 //
-// {{acc}} is the accumulator: float32 for 16/32-bit floats, float64 for float64, int64 for integer
-// sums, the input's own (widened) type for max/min. The input is read through {{load_input}} (the
-// element's value in {{input_value}}), converted by {{convert}} and mapped by the op's {{contribution}}.
+// The accumulator (the acc hole) is float32 for 16/32-bit floats, float64 for float64, int64 for
+// integer sums, the input's own (widened) type for max/min. Each op's holes (its contribution,
+// combine, finish, identity) come from its row in reduce_kernel.cpp; the dtype's (load_input,
+// convert) from kernels/dtypes.h.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
 
@@ -1619,9 +1620,9 @@ fn strided_offset(i: u32, shape: array<vec4<u32>, 2>, stride: array<vec4<u32>, 2
 }
 // ---- end of lib/strided_offset.wgsl ----
 // ---- lib/nan_compare.wgsl ----
-// NaN-aware comparisons in {{acc}}, with PyTorch's rule that NaN wins a max or min. WGSL lets
-// implementations assume floats are never NaN (`x != x` may fold to false, and does on lavapipe), so
-// {{is_nan}} tests the bits of x (false for integer types).
+// NaN-aware comparisons in the accumulator type (the acc hole), with PyTorch's rule that NaN wins a max
+// or min. WGSL lets implementations assume floats are never NaN (`x != x` may fold to false, and does
+// on lavapipe), so the is_nan hole tests the bits of x (false for integer types).
 
 fn is_nan(x: {{acc}}) -> bool {
   return {{is_nan}};
@@ -1717,7 +1718,7 @@ struct Params {
 
 const WHOLE: u32 = 0u;   // reads the input, writes finished outputs
 const PARTIAL: u32 = 1u; // reads one slice of each row, writes the slice's unfinished partial result
-const COMBINE: u32 = 2u; // reads the partial results (already in {{acc}}), writes finished outputs
+const COMBINE: u32 = 2u; // reads the partial results (already accumulators), writes finished outputs
 const STAGE: u32 = {{stage}}u;
 const VEC4: bool = {{vec4}}; // a Partial pass over unit-stride rows of 32-bit words, a vec4 per load
 const OUT_RANK: u32 = {{out_rank}}u;
@@ -1740,12 +1741,12 @@ fn red_offset(r: u32) -> u32 {
 
 fn store_index(o: u32, index: u32) {
   let word = p.index_offset + 2u * strided_offset(o, p.out_shape, p.index_stride, OUT_RANK);
-  indices[word] = index;
+  indices[wor)wgsl"
+R"wgsl(d] = index;
   indices[word + 1u] = 0u;
 }
 
-// The sec)wgsl"
-R"wgsl(ond partial array runs parallel to the first (a Combine pass's input).
+// The second partial array runs parallel to the first (a Combine pass's input).
 fn aux_index_at(i: u32) -> u32 {
   return aux_index[i - p.input_offset + p.aux_offset];
 }
@@ -1754,8 +1755,8 @@ fn aux_value_at(i: u32) -> {{acc}} {
   return aux_value[i - p.input_offset + p.aux_offset];
 }
 
-// pow in {{power_type}}: the accumulator when it is a float (float64 takes the elementwise family's
-// pow_: WGSL's pow has no f64 form), float32 for integer accumulators, which never call it.
+// pow for the p-norm: float64 takes the elementwise family's pow_ (WGSL's pow has no f64 form); the
+// variants of other ops keep it on float32, uncalled.
 fn power(x: {{power_type}}, y: {{power_type}}) -> {{power_type}} {
   return {{pow}}(x, y);
 }
@@ -1768,7 +1769,7 @@ fn order() -> {{acc}} {
   return {{order}};
 }
 
-// What one input element (given in {{input_value}}) contributes, in the accumulator's type.
+// What one input element (given in its computation type) contributes, in the accumulator's type.
 fn contribute(raw: {{input_value}}) -> {{acc}} {
   let x = {{convert}};
   return {{contribution}};
@@ -1964,9 +1965,9 @@ fn var_total(row_base: u32, start: u32, hi: u32, step: u32, shift: {{acc}}) -> {
   for (var r = start; r < hi; r += step) {
     let i = row_base + red_offset(r);
     if (STAGE == COMBINE) {
-      let n = slice_count(r);
-     )wgsl"
-R"wgsl( total += n * (load(i) - shift);
+      let n = sl)wgsl"
+R"wgsl(ice_count(r);
+      total += n * (load(i) - shift);
     } else {
       total += load(i) - shift;
     }
@@ -2040,12 +2041,12 @@ inline constexpr std::string_view reduce_subgroup_holes[] = {"acc", "nan", "work
 inline constexpr Family reduce_subgroup{"reduce_subgroup",
 R"wgsl(// reduce.wgsl's workgroup fold for adapters with subgroup operations, appended to reduce.wgsl's text
 // (it uses that file's Params, bindings and helpers): one subgroup operation per subgroup, then lane 0
-// folds the few subgroup results in order. Only for 32-bit accumulators ({{acc}} is f32 or i32; the
-// subgroup builtins take no 64-bit types here) and the ops that fold with combine(). No
+// folds the few subgroup results in order. Only for 32-bit accumulators (f32 or i32: the subgroup
+// builtins take no 64-bit types here) and the ops that fold with combine(). No
 // `enable subgroups;`: this naga rejects the directive and takes the builtins when the device was
 // created with the subgroup feature.
 
-// subgroupMax/Min leave NaN to the implementation; PyTorch's max/min propagate it ({{nan}}).
+// subgroupMax/Min leave NaN to the implementation; PyTorch's max/min propagate it (the nan hole).
 fn subgroup_max_or_nan(v: {{acc}}) -> {{acc}} {
   return select(subgroupMax(v), {{nan}}, subgroupAny(is_nan(v)));
 }

@@ -3,7 +3,7 @@
 // output's own base (`out_shape` through `out_in_stride`). Entry points by kind of op and by mode:
 // a thread per output for short rows (`*_thread`), a workgroup per output for long ones
 // (`*_workgroup`: each lane folds a strided share, then a fixed tree in workgroup memory).
-//   reduce_*  the ops whose partial results fold with their own {{combine}} (sum, prod, max, norms...)
+//   reduce_*  the ops whose partial results fold with their own combine() (sum, prod, max, norms...)
 //   arg_*     argmax/argmin: the value and its index, ties to the lowest index, the first NaN wins
 //   var_*     variance: two passes over the row around a shift (see var_shift)
 // Rows too long for one workgroup are split: a Partial pass folds slices of each row into partial
@@ -11,9 +11,10 @@
 // slice's sum of squared deviations in a second partial array (aux_index / aux_value).
 // Adapters with subgroup operations append reduce_subgroup.wgsl for the reduce_* workgroup fold.
 //
-// {{acc}} is the accumulator: float32 for 16/32-bit floats, float64 for float64, int64 for integer
-// sums, the input's own (widened) type for max/min. The input is read through {{load_input}} (the
-// element's value in {{input_value}}), converted by {{convert}} and mapped by the op's {{contribution}}.
+// The accumulator (the acc hole) is float32 for 16/32-bit floats, float64 for float64, int64 for
+// integer sums, the input's own (widened) type for max/min. Each op's holes (its contribution,
+// combine, finish, identity) come from its row in reduce_kernel.cpp; the dtype's (load_input,
+// convert) from kernels/dtypes.h.
 //! include lib/grid.wgsl
 //! include lib/strided_offset.wgsl
 //! include lib/nan_compare.wgsl
@@ -52,7 +53,7 @@ struct Params {
 
 const WHOLE: u32 = 0u;   // reads the input, writes finished outputs
 const PARTIAL: u32 = 1u; // reads one slice of each row, writes the slice's unfinished partial result
-const COMBINE: u32 = 2u; // reads the partial results (already in {{acc}}), writes finished outputs
+const COMBINE: u32 = 2u; // reads the partial results (already accumulators), writes finished outputs
 const STAGE: u32 = {{stage}}u;
 const VEC4: bool = {{vec4}}; // a Partial pass over unit-stride rows of 32-bit words, a vec4 per load
 const OUT_RANK: u32 = {{out_rank}}u;
@@ -88,8 +89,8 @@ fn aux_value_at(i: u32) -> {{acc}} {
   return aux_value[i - p.input_offset + p.aux_offset];
 }
 
-// pow in {{power_type}}: the accumulator when it is a float (float64 takes the elementwise family's
-// pow_: WGSL's pow has no f64 form), float32 for integer accumulators, which never call it.
+// pow for the p-norm: float64 takes the elementwise family's pow_ (WGSL's pow has no f64 form); the
+// variants of other ops keep it on float32, uncalled.
 fn power(x: {{power_type}}, y: {{power_type}}) -> {{power_type}} {
   return {{pow}}(x, y);
 }
@@ -102,7 +103,7 @@ fn order() -> {{acc}} {
   return {{order}};
 }
 
-// What one input element (given in {{input_value}}) contributes, in the accumulator's type.
+// What one input element (given in its computation type) contributes, in the accumulator's type.
 fn contribute(raw: {{input_value}}) -> {{acc}} {
   let x = {{convert}};
   return {{contribution}};

@@ -1,11 +1,11 @@
 // reduce.wgsl's workgroup fold for adapters with subgroup operations, appended to reduce.wgsl's text
 // (it uses that file's Params, bindings and helpers): one subgroup operation per subgroup, then lane 0
-// folds the few subgroup results in order. Only for 32-bit accumulators ({{acc}} is f32 or i32; the
-// subgroup builtins take no 64-bit types here) and the ops that fold with combine(). No
+// folds the few subgroup results in order. Only for 32-bit accumulators (f32 or i32: the subgroup
+// builtins take no 64-bit types here) and the ops that fold with combine(). No
 // `enable subgroups;`: this naga rejects the directive and takes the builtins when the device was
 // created with the subgroup feature.
 
-// subgroupMax/Min leave NaN to the implementation; PyTorch's max/min propagate it ({{nan}}).
+// subgroupMax/Min leave NaN to the implementation; PyTorch's max/min propagate it (the nan hole).
 fn subgroup_max_or_nan(v: {{acc}}) -> {{acc}} {
   return select(subgroupMax(v), {{nan}}, subgroupAny(is_nan(v)));
 }

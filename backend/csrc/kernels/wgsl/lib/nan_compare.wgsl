@@ -1,6 +1,6 @@
-// NaN-aware comparisons in {{acc}}, with PyTorch's rule that NaN wins a max or min. WGSL lets
-// implementations assume floats are never NaN (`x != x` may fold to false, and does on lavapipe), so
-// {{is_nan}} tests the bits of x (false for integer types).
+// NaN-aware comparisons in the accumulator type (the acc hole), with PyTorch's rule that NaN wins a max
+// or min. WGSL lets implementations assume floats are never NaN (`x != x` may fold to false, and does
+// on lavapipe), so the is_nan hole tests the bits of x (false for integer types).
 
 fn is_nan(x: {{acc}}) -> bool {
   return {{is_nan}};
