@@ -179,6 +179,28 @@ def test_out_variants_resize_and_convert():
         torch.max(x.to("dml"), out=torch.empty(0, dtype=torch.int64, device="dml"))
 
 
+
+@pytest.mark.parametrize("shape,dim", [((5, 4, 20), 2), ((5, 4, 130), 2), ((5, 4, 50000), 2)], ids=str)
+def test_indices_land_on_their_out_elements_only(shape, dim):
+    # argmax/argmin write each int64 index as two 32-bit words (no adapter needs 64-bit integers for
+    # it): through offset out= views, transposed ones included, they must land on the view's elements,
+    # high words zero, and leave the rest of the storage alone. Short rows, long rows, split rows.
+    x = sample(shape, torch.float32, seed=11)
+    d = x.to("dml")
+    for reduce, want in ((torch.argmax, x.argmax(dim)), (torch.argmin, x.argmin(dim))):
+        store = torch.full((30,), -7, dtype=torch.int64, device="dml")
+        reduce(d, dim, out=store[3:23].view(shape[:2]))
+        expected = torch.full((30,), -7, dtype=torch.int64)
+        expected[3:23] = want.flatten()
+        assert torch.equal(store.cpu(), expected), (reduce, store.cpu(), expected)
+    # (5, 4) views with strides (1, 9) from element 1: max wants its two outputs' strides equal.
+    values = torch.empty((shape[1], 9), device="dml")[:, 1:1 + shape[0]].t()
+    store = torch.full((shape[1], 9), -7, dtype=torch.int64, device="dml")
+    torch.max(d, dim, out=(values, store[:, 1:1 + shape[0]].t()))
+    expected = torch.full((shape[1], 9), -7, dtype=torch.int64)
+    expected[:, 1:1 + shape[0]] = x.max(dim).indices.t()
+    assert torch.equal(store.cpu(), expected) and torch.equal(values.cpu(), x.amax(dim))
+
 # ---- long rows: split into slices, partial results combined by a second pass -----------------------
 LONG_CASES = [((70000,), None), ((70001,), None), ((3, 40000), 1), ((3, 40001), 1), ((40000, 3), 0),
               ((2, 200, 150), (1, 2))]

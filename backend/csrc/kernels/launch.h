@@ -38,6 +38,13 @@ class Launch {
   // bound window, the offset the kernel adds to its indices.
   uint32_t bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsize = 0);
 
+  // The buffer range bind() chose for operand `i` (a kernel may pick a variant by its alignment).
+  const runtime::StorageBinding& binding(uint32_t i) const { return bindings_[i]; }
+
+  // Whether bind(t, count, itemsize) would fit one storage binding: for a plan deciding how to split
+  // its work before it binds anything.
+  static bool fits(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count, uint64_t itemsize = 0);
+
   // Records `why` as the reason the launch cannot run unless `ok` (the first reason is kept).
   void require(bool ok, std::string_view why);
   // Counts the kernel indexes with u32 must stay below 2^32.

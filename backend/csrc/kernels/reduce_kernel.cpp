@@ -3,19 +3,18 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
-#include <sstream>
+#include <iterator>
 
-#include "kernels/binding_window.h"
 #include "kernels/dtypes.h"
 #include "kernels/elementwise_math.h"
-#include "kernels/pipeline_cache.h"
+#include "kernels/generated/wgsl_params.h"
+#include "kernels/generated/wgsl_sources.h"
+#include "kernels/launch.h"
 #include "runtime/allocator.h"
-#include "runtime/stream.h"
 
 namespace torch_dml::kernels {
 namespace {
 
-constexpr uint32_t kWorkgroup = 256;
 constexpr uint64_t kWorkgroupModeFrom = 64; // reduced elements per output
 // Few outputs over long rows (a full sum) split each row into slices, one workgroup each, whose
 // partial results a second dispatch combines: one workgroup per output would leave a GPU idle.
@@ -23,52 +22,66 @@ constexpr uint64_t kSplitFrom = 16384;     // reduced elements per output
 constexpr uint64_t kSliceElements = 4096;  // at least this many per slice
 constexpr uint64_t kSplitGroups = 2048;    // about this many workgroups in the first pass
 
-struct Params {
-  uint32_t head[4];  // out_numel, red_numel, input offset, out offset
-  uint32_t extra[4]; // index offset, slices per row, elements per slice, first work item
-  // head.x is the end of this dispatch's work items (outputs, or row slices of a partial pass) and
-  // extra.w their start; head.z, the input's first element, wraps modulo 2^32 when the dispatch binds
-  // only the part of a large input its items read.
-  uint32_t scalars[4]; // scale and p: encode_scalar slots 0 and 1, in the accumulator's type
-  uint32_t aux[4];   // split argmax/argmin/var: the second partial array's offset, row length, slice length
-  uint32_t out_shape[kMaxCopyRank], out_in_stride[kMaxCopyRank], out_stride[kMaxCopyRank],
-      index_stride[kMaxCopyRank], red_shape[kMaxCopyRank], red_in_stride[kMaxCopyRank];
+// Which entry points of reduce.wgsl an op takes.
+enum class Kind { Fold, Arg, Var };
+
+enum class Identity { Zero, One, Lowest, Highest };
+
+// What reduce.wgsl's holes hold for each op, in WGSL over the accumulator type T: an element's
+// contribution from its value x (`via_bool`: x is its truth, 0 or 1), how two accumulators a and b
+// combine, the output from the folded acc, and the subgroup fold for accumulators of 32 bits.
+struct OpRow {
+  const char* name;
+  Kind kind;
+  Identity identity;
+  bool via_bool;
+  const char* contribution;
+  const char* combine;
+  const char* finish;
+  const char* subgroup_fold; // nullptr: the op folds through workgroup memory only
 };
 
+// In ReduceOp's order.
+constexpr OpRow kOps[] = {
+    {"sum", Kind::Fold, Identity::Zero, false, "x", "a + b", "acc", "subgroupAdd"},
+    {"nansum", Kind::Fold, Identity::Zero, false, "select(x, T(0), is_nan(x))", "a + b", "acc", "subgroupAdd"},
+    {"prod", Kind::Fold, Identity::One, false, "x", "a * b", "acc", "subgroupMul"},
+    {"mean", Kind::Fold, Identity::Zero, false, "x", "a + b", "acc * scale()", "subgroupAdd"},
+    {"max", Kind::Fold, Identity::Lowest, false, "x", "max_or_nan(a, b)", "acc", "subgroup_max_or_nan"},
+    {"min", Kind::Fold, Identity::Highest, false, "x", "min_or_nan(a, b)", "acc", "subgroup_min_or_nan"},
+    {"argmax", Kind::Arg, Identity::Lowest, false, "x", "max_or_nan(a, b)", "acc", nullptr},
+    {"argmin", Kind::Arg, Identity::Highest, false, "x", "min_or_nan(a, b)", "acc", nullptr},
+    {"any", Kind::Fold, Identity::Zero, true, "x", "max(a, b)", "acc", "subgroupMax"},
+    {"all", Kind::Fold, Identity::One, true, "x", "min(a, b)", "acc", "subgroupMin"},
+    {"var", Kind::Var, Identity::Zero, false, "x", "a + b", "acc * scale()", nullptr}, // std: sqrt of it
+    {"count_nonzero", Kind::Fold, Identity::Zero, true, "x", "a + b", "acc", "subgroupAdd"},
+    {"norm0", Kind::Fold, Identity::Zero, true, "x", "a + b", "acc", "subgroupAdd"},
+    {"norm1", Kind::Fold, Identity::Zero, false, "abs(x)", "a + b", "acc", "subgroupAdd"},
+    {"norm2", Kind::Fold, Identity::Zero, false, "x * x", "a + b", "sqrt(acc)", "subgroupAdd"},
+    {"normp", Kind::Fold, Identity::Zero, false, "power(abs(x), order())", "a + b", "power(acc, T(1) / order())",
+     "subgroupAdd"},
+    {"norminf", Kind::Fold, Identity::Zero, false, "abs(x)", "max_or_nan(a, b)", "acc", "subgroup_max_or_nan"},
+    {"normneginf", Kind::Fold, Identity::Highest, false, "abs(x)", "min_or_nan(a, b)", "acc", "subgroup_min_or_nan"},
+};
+
+static_assert(std::size(kOps) == static_cast<size_t>(ReduceOp::NormNegInf) + 1);
+
+const OpRow& row(ReduceOp op) {
+  return kOps[static_cast<size_t>(op)];
+}
+
 const char* op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::NanSum: return "nansum";
-    case ReduceOp::Prod: return "prod";
-    case ReduceOp::Mean: return "mean";
-    case ReduceOp::Max: return "max";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::ArgMax: return "argmax";
-    case ReduceOp::ArgMin: return "argmin";
-    case ReduceOp::Any: return "any";
-    case ReduceOp::All: return "all";
-    case ReduceOp::Var: return "var";
-    case ReduceOp::CountNonzero: return "count_nonzero";
-    case ReduceOp::Norm0: return "norm0";
-    case ReduceOp::Norm1: return "norm1";
-    case ReduceOp::Norm2: return "norm2";
-    case ReduceOp::NormP: return "normp";
-    case ReduceOp::NormInf: return "norminf";
-    case ReduceOp::NormNegInf: return "normneginf";
-  }
-  return "?";
+  return row(op).name;
 }
 
 bool is_arg(ReduceOp op) {
-  return op == ReduceOp::ArgMax || op == ReduceOp::ArgMin;
+  return row(op).kind == Kind::Arg;
 }
 
-bool is_max_like(ReduceOp op) {
-  return op == ReduceOp::Max || op == ReduceOp::ArgMax || op == ReduceOp::NormInf;
-}
-
-bool is_min_like(ReduceOp op) {
-  return op == ReduceOp::Min || op == ReduceOp::ArgMin || op == ReduceOp::NormNegInf;
+// Ops whose partial results combine with the op's own combine(). argmax/argmin also keep each
+// slice's index, and var each slice's sum of squared deviations, in a second partial array.
+bool plain_combine(ReduceOp op) {
+  return row(op).kind == Kind::Fold;
 }
 
 Value value_of(c10::ScalarType type) {
@@ -80,57 +93,31 @@ Value value_of(c10::ScalarType type) {
   }
 }
 
-std::string lowest(Value v) {
-  switch (v) {
-    case Value::F32: return "bitcast<f32>(0xff800000u)";
-    case Value::F64: return "f64(bitcast<f32>(0xff800000u))";
-    case Value::I32: return "(-2147483647i - 1i)";
-    case Value::I64: return "(-9223372036854775807li - 1li)";
-    default: return "0";
+std::string identity(Identity kind, Value v) {
+  switch (kind) {
+    case Identity::Zero: return zero_literal(v);
+    case Identity::One: return one_literal(v);
+    case Identity::Lowest:
+      if (v == Value::F32) return "bitcast<f32>(0xff800000u)";
+      if (v == Value::F64) return "f64(bitcast<f32>(0xff800000u))";
+      return v == Value::I32 ? "(-2147483647i - 1i)" : "(-9223372036854775807li - 1li)";
+    case Identity::Highest:
+      if (v == Value::F32) return "bitcast<f32>(0x7f800000u)";
+      if (v == Value::F64) return "f64(bitcast<f32>(0x7f800000u))";
+      return v == Value::I32 ? "2147483647i" : "9223372036854775807li";
   }
+  return "?";
 }
 
-std::string highest(Value v) {
-  switch (v) {
-    case Value::F32: return "bitcast<f32>(0x7f800000u)";
-    case Value::F64: return "f64(bitcast<f32>(0x7f800000u))";
-    case Value::I32: return "2147483647i";
-    case Value::I64: return "9223372036854775807li";
-    default: return "0";
-  }
+// lib/nan_compare.wgsl's test of x's bits.
+const char* nan_test(Value v) {
+  if (v == Value::F32) return "(bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u";
+  if (v == Value::F64) return "(bitcast<u64>(x) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu";
+  return "false";
 }
 
-std::string identity(ReduceOp op, Value acc) {
-  if (op == ReduceOp::Prod || op == ReduceOp::All) return one_literal(acc);
-  if (op == ReduceOp::Max || op == ReduceOp::ArgMax) return lowest(acc);
-  if (op == ReduceOp::Min || op == ReduceOp::ArgMin || op == ReduceOp::NormNegInf) return highest(acc);
-  return zero_literal(acc);
-}
-
-// Combines accumulator `a` with value `b` (both the accumulator type).
-std::string combine(ReduceOp op, const std::string& a, const std::string& b) {
-  if (op == ReduceOp::Prod) return a + " * " + b;
-  // NaN wins, as in PyTorch's max/min.
-  if (is_max_like(op)) return "select(" + a + ", " + b + ", " + b + " > " + a + " || is_nan(" + b + "))";
-  if (is_min_like(op)) return "select(" + a + ", " + b + ", " + b + " < " + a + " || is_nan(" + b + "))";
-  if (op == ReduceOp::Any) return "max(" + a + ", " + b + ")";
-  if (op == ReduceOp::All) return "min(" + a + ", " + b + ")";
-  return a + " + " + b;
-}
-
-// Which part of a (possibly split) reduction a kernel does.
-enum class Stage {
-  Whole,    // reads the input, writes finished outputs
-  Partial,  // reads one slice of each row, writes the unfinished partial result of that slice
-  Combine,  // reads the partial results (already in the accumulator type), writes finished outputs
-};
-
-// Ops whose partial results combine with the op's own combine(). argmax/argmin also keep each
-// slice's index, and var each slice's sum of squared deviations from its own mean (Chan's pairwise
-// update combines them), in a second partial array.
-bool plain_combine(ReduceOp op) {
-  return !is_arg(op) && op != ReduceOp::Var;
-}
+// Which part of a (possibly split) reduction a kernel does: reduce.wgsl's STAGE.
+enum class Stage : uint32_t { Whole = 0, Partial = 1, Combine = 2 };
 
 struct Spec {
   ReduceOp op;
@@ -143,306 +130,85 @@ struct Spec {
   bool vec4 = false;      // Partial over unit-stride rows of 32-bit words: a vec4 per load
 
   std::string name() const {
-    std::ostringstream text;
-    text << "reduce/" << op_name(op) << "/" << dtype_info(input)->name << ">" << dtype_info(acc)->name << "/o"
-         << out_rank << "r" << red_rank << (workgroup ? "/wg" : "/thread") << (sqrt_result ? "/sqrt" : "")
-         << (stage == Stage::Partial ? "/partial" : stage == Stage::Combine ? "/combine" : "")
-         << (subgroups ? "/sg" : "") << (vec4 ? "/v4" : "");
-    return text.str();
+    const char* stage_name = stage == Stage::Partial ? "/partial" : stage == Stage::Combine ? "/combine" : "";
+    return std::string("reduce/") + op_name(op) + "/" + dtype_info(input)->name + ">" + dtype_info(acc)->name + "/o" +
+        std::to_string(out_rank) + "r" + std::to_string(red_rank) + (workgroup ? "/wg" : "/thread") +
+        (sqrt_result ? "/sqrt" : "") + stage_name + (subgroups ? "/sg" : "") + (vec4 ? "/v4" : "");
   }
 
-  // The subgroup builtin folding `v` across a subgroup with this op's combine(), or "" when there is
-  // none for the op and accumulator (subgroup operations take 32-bit scalars here).
-  std::string subgroup_fold(const std::string& v) const {
+  // Subgroup operations take 32-bit scalars here.
+  bool can_use_subgroups() const {
     const Value a = value_of(acc);
-    if (a != Value::F32 && a != Value::I32) return "";
-    if (op == ReduceOp::Prod) return "subgroupMul(" + v + ")";
-    if (op == ReduceOp::Any) return "subgroupMax(" + v + ")";
-    if (op == ReduceOp::All) return "subgroupMin(" + v + ")";
-    // NaN wins in PyTorch's max/min; subgroupMax/Min leave NaN to the implementation.
-    const std::string nan = a == Value::F32 ? "bitcast<f32>(0x7fc00000u)" : v;
-    if (is_max_like(op)) return "select(subgroupMax(" + v + "), " + nan + ", subgroupAny(is_nan(" + v + ")))";
-    if (is_min_like(op)) return "select(subgroupMin(" + v + "), " + nan + ", subgroupAny(is_nan(" + v + ")))";
-    return "subgroupAdd(" + v + ")";
+    return row(op).subgroup_fold != nullptr && (a == Value::F32 || a == Value::I32);
   }
 
-  // var's two passes over elements [lo, hi) of the row at row_base, `step` apart from `start` (a
-  // thread walks the whole row, a workgroup's lanes interleave), leaving this thread's sums in
-  // `total` and `acc` for the caller to fold. Each pass works on x - shift, shift the first value
-  // read (an element; in a Combine stage the first slice's mean): a constant row gives exactly 0
-  // whatever the rounding of the mean's division, which a driver may leave 2.5 ulp off (NVIDIA's
-  // var of a row of ones was 9.5e-17), and a large mean costs the deviations no precision. Partial
-  // stages therefore hand on each slice's mean (not its sum) with its sum of squared deviations.
-  // In a Combine stage p.aux.y is the row's length and p.aux.z the slice length (the last slice may
-  // be shorter); a slice adds its own sum of squares (aux) and its count times its mean's squared
-  // distance from the row's mean.
-  std::string var_loop(const std::string& row_base, const std::string& lo, const std::string& hi,
-                       const std::string& start, const std::string& step, const std::string& fold_total) const {
-    const std::string A = wgsl_type(value_of(acc)), zero = zero_literal(value_of(acc));
-    const bool combining = stage == Stage::Combine;
-    const std::string count = combining ? "    let n = " + A + "(min(p.aux.z, p.aux.y - r * p.aux.z));\n" : "";
-    const std::string weight = combining ? "n * " : "";
-    std::string w = "  var shift = " + zero + ";\n  if (" + lo + " < " + hi + ") { shift = load(" + row_base +
-        " + red_offset(" + lo + ")); }\n  var total = " + zero + ";\n";
-    w += "  for (var r = " + start + "; r < " + hi + "; r += " + step + ") {\n    let i = " + row_base +
-         " + red_offset(r);\n" + count + "    total += " + weight + "(load(i) - shift);\n  }\n";
-    w += fold_total;
-    w += "  let mean = sum / " + A + "(" + (combining ? std::string("p.aux.y") : hi + " - " + lo) + ");\n";
-    w += "  var acc = " + zero + ";\n";
-    w += "  for (var r = " + start + "; r < " + hi + "; r += " + step + ") {\n    let i = " + row_base +
-         " + red_offset(r);\n" + count + "    let d = (load(i) - shift) - mean;\n    acc += " +
-         (combining ? "aux_at(i) + n * d * d" : "d * d") + ";\n  }\n";
-    return w;
-  }
-
-  std::string index_function(const char* fn, const char* shape, const char* stride, const char* start,
-                             int rank) const {
-    std::ostringstream w;
-    w << "fn " << fn << "(i: u32) -> u32 {\n  var rest = i;\n  var offset = " << start << ";\n";
-    for (int d = 0; d < rank; ++d) {
-      const std::string s = std::string("p.") + shape + "[" + std::to_string(d / 4) + "][" + std::to_string(d % 4) + "]";
-      const std::string t = std::string("p.") + stride + "[" + std::to_string(d / 4) + "][" + std::to_string(d % 4) + "]";
-      if (d + 1 < rank) w << "  offset += (rest % " << s << ") * " << t << ";\n  rest = rest / " << s << ";\n";
-      else w << "  offset += rest * " << t << ";\n";
-    }
-    w << "  return offset;\n}\n";
-    return w.str();
+  std::string entry() const {
+    const char* kind = row(op).kind == Kind::Arg ? "arg" : row(op).kind == Kind::Var ? "var" : "reduce";
+    return std::string(kind) + (!workgroup ? "_thread" : subgroups ? "_workgroup_subgroups" : "_workgroup");
   }
 
   std::string source() const {
-    const Value acc_value = value_of(acc);
-    const std::string A = wgsl_type(acc_value);
-    const Value in_value = dtype_info(input)->value;
-    const bool arg = is_arg(op);
-    std::ostringstream w;
-    w << "// generated by torch_dml kernels/reduce_kernel.cpp: " << name() << "\n";
-    // No `enable subgroups;`: this naga rejects the directive and takes the builtins when the device
-    // was created with the subgroup feature.
-    w << "struct Params {\n  head: vec4<u32>,\n  extra: vec4<u32>,\n  scalars: array<vec4<u32>, 1>,\n  aux: vec4<u32>,\n"
-         "  out_shape: array<vec4<u32>, 2>,\n  out_in_stride: array<vec4<u32>, 2>,\n"
-         "  out_stride: array<vec4<u32>, 2>,\n  index_stride: array<vec4<u32>, 2>,\n"
-         "  red_shape: array<vec4<u32>, 2>,\n  red_in_stride: array<vec4<u32>, 2>,\n}\n";
-    const char* in_array = input == c10::kDouble ? "f64" : input == c10::kLong ? "i64" : "u32";
-    w << "@group(0) @binding(0) var<storage, read_write> out: array<" << A << ">;\n"
-      << "@group(0) @binding(1) var<storage, read_write> input: array<" << (vec4 ? "vec4<u32>" : in_array) << ">;\n";
-    // Partial stages of argmax/argmin/var write their second partial array (aux) where a whole
-    // argmax/argmin writes indices; the combining stage reads it after the indices.
-    const bool with_aux = !plain_combine(op) && stage != Stage::Whole;
-    const bool with_indices = arg && stage != Stage::Partial;
-    uint32_t binding = 2;
-    if (with_indices) w << "@group(0) @binding(" << binding++ << ") var<storage, read_write> indices: array<i64>;\n";
-    if (with_aux)
-      w << "@group(0) @binding(" << binding++ << ") var<storage, read_write> aux: array<" << (arg ? "u32" : A) << ">;\n";
-    w << "@group(0) @binding(" << binding << ") var<uniform> p: Params;\n";
-    // The second partial array runs parallel to the first (the combining stage's input).
-    if (with_aux && stage == Stage::Combine)
-      w << "fn aux_at(i: u32) -> " << (arg ? "u32" : A) << " { return aux[i - p.head.z + p.aux.x]; }\n";
-    w << index_function("in_base", "out_shape", "out_in_stride", "p.head.z", out_rank)
-      << index_function("out_pos", "out_shape", "out_stride", "p.head.w", out_rank)
-      << index_function("red_offset", "red_shape", "red_in_stride", "0u", red_rank);
-    if (with_indices) w << index_function("index_pos", "out_shape", "index_stride", "p.extra.x", out_rank);
-
-    // The scale (mean, var) and the norm's order in the accumulator's type; float64 takes pow from
-    // the elementwise family's float64 math (WGSL's pow has no f64 form).
+    const OpRow& r = row(op);
+    const Value acc_value = value_of(acc), in_value = dtype_info(input)->value;
+    const char* A = wgsl_type(acc_value);
     const bool f64 = acc_value == Value::F64;
-    const std::string scale = decode_scalar(0, acc_value), order = decode_scalar(1, acc_value);
-    if (f64 && op == ReduceOp::NormP) w << math_helpers("pow_(", Value::F64);
-    // WGSL lets implementations assume floats are never NaN (x != x may fold to false, and does on
-    // lavapipe), so NaN is recognised from the bits.
-    w << "fn is_nan(x: " << A << ") -> bool { return ";
-    if (acc_value == Value::F32) w << "(bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u";
-    else if (acc_value == Value::F64) w << "(bitcast<u64>(x) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu";
-    else w << "false";
-    w << "; }\n";
-    // The value one input element contributes, in the accumulator type.
-    // load(i): the value element i contributes, in the accumulator type; on the vec4 path
-    // load_word(w) does the same from one 32-bit word.
-    const std::string raw = vec4 ? (input == c10::kFloat ? "bitcast<f32>(w)" : "bitcast<i32>(w)")
-                                 : typed_load(input, "input", "i");
-    w << (vec4 ? "fn load_word(w: u32) -> " : "fn load(i: u32) -> ") << A << " {\n";
-    switch (stage == Stage::Combine ? ReduceOp::Sum : op) { // partial results need no per-element step
-      case ReduceOp::Any:
-      case ReduceOp::All:
-        w << "  return " << convert_value(convert_value(raw, in_value, Value::Bool), Value::Bool, acc_value) << ";\n";
-        break;
-      case ReduceOp::CountNonzero:
-      case ReduceOp::Norm0:
-        w << "  return " << convert_value(convert_value(raw, in_value, Value::Bool), Value::Bool, acc_value) << ";\n";
-        break;
-      case ReduceOp::NanSum:
-        w << "  let x = " << convert_value(raw, in_value, acc_value) << ";\n  return select(x, "
-          << zero_literal(acc_value) << ", is_nan(x));\n";
-        break;
-      case ReduceOp::Norm1:
-      case ReduceOp::NormInf:
-      case ReduceOp::NormNegInf:
-        w << "  return abs(" << convert_value(raw, in_value, acc_value) << ");\n";
-        break;
-      case ReduceOp::Norm2:
-        w << "  let x = " << convert_value(raw, in_value, acc_value) << ";\n  return x * x;\n";
-        break;
-      case ReduceOp::NormP:
-        w << "  return " << (f64 ? "pow_" : "pow") << "(abs(" << convert_value(raw, in_value, acc_value) << "), " << order
-          << ");\n";
-        break;
-      default:
-        w << "  return " << convert_value(raw, in_value, acc_value) << ";\n";
-    }
-    w << "}\n";
-    if (arg) {
-      const std::string cmp = op == ReduceOp::ArgMax ? ">" : "<";
-      // x beats a: strictly better, or NaN against a number (NaN wins, first NaN kept).
-      w << "fn better(x: " << A << ", a: " << A << ") -> bool { return x " << cmp << " a || (is_nan(x) && !is_nan(a)); }\n"
-        << "fn take(v1: " << A << ", i1: u32, v2: " << A << ", i2: u32) -> bool {\n"
-        << "  return i1 == 0xFFFFFFFFu || (i2 != 0xFFFFFFFFu && (better(v2, v1) || (!better(v1, v2) && i2 < i1)));\n}\n";
-    }
-
-    // finish(acc): the value written for an output.
-    w << "fn finish(acc: " << A << ") -> " << A << " {\n";
-    if (stage == Stage::Partial) w << "  return acc;\n";
-    else if (op == ReduceOp::Mean) w << "  return acc * " << scale << ";\n";
-    else if (op == ReduceOp::Var) w << "  let v = acc * " << scale << ";\n  return " << (sqrt_result ? "sqrt(v)" : "v") << ";\n";
-    else if (op == ReduceOp::Norm2) w << "  return sqrt(acc);\n";
-    else if (op == ReduceOp::NormP) w << "  return " << (f64 ? "pow_" : "pow") << "(acc, " << A << "(1) / " << order << ");\n";
-    else w << "  return acc;\n";
-    w << "}\n";
-
-    const std::string ident = identity(op, acc_value);
-    if (!workgroup) {
-      w << "@compute @workgroup_size(" << kWorkgroup << ")\n"
-        << "fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {\n"
-        << "  let o = p.extra.w + gid.x + gid.y * groups.x * " << kWorkgroup << "u;\n"
-        << "  if (o >= p.head.x) { return; }\n  let base = in_base(o);\n";
-      if (op == ReduceOp::Var) {
-        w << var_loop("base", "0u", "p.head.y", "0u", "1u", "  let sum = total;\n");
-      } else if (arg) {
-        w << "  var acc = " << ident << ";\n  var best = 0xFFFFFFFFu;\n"
-          << "  for (var r = 0u; r < p.head.y; r++) {\n    let i = base + red_offset(r);\n    let x = load(i);\n"
-          << "    let at = " << (stage == Stage::Combine ? "aux_at(i)" : "r") << ";\n"
-          << "    if (take(acc, best, x, at)) { acc = x; best = at; }\n  }\n"
-          << "  indices[index_pos(o)] = i64(best);\n";
-      } else {
-        w << "  var acc = " << ident << ";\n"
-          << "  for (var r = 0u; r < p.head.y; r++) { let x = load(base + red_offset(r)); acc = "
-          << combine(op, "acc", "x") << "; }\n";
-      }
-      w << "  out[out_pos(o)] = finish(acc);\n}\n";
-      return w.str();
-    }
-
-    // Workgroup per output: each lane folds a strided slice, then a tree in workgroup memory.
-    w << "var<workgroup> partial: array<" << A << ", " << kWorkgroup << ">;\n";
-    if (arg) w << "var<workgroup> partial_index: array<u32, " << kWorkgroup << ">;\n";
-    w << "@compute @workgroup_size(" << kWorkgroup << ")\n"
-      << "fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,\n"
-      << "        @builtin(local_invocation_index) lane: u32";
+    // Only a float64 p-norm calls pow in float64; every other variant keeps power() on float32 (unused).
+    const bool f64_pow = f64 && op == ReduceOp::NormP;
+    // Partial results need no per-element step, and a Partial pass hands on the unfinished fold.
+    const bool combining = stage == Stage::Combine;
+    const std::string x = combining || !r.via_bool ? convert_value("raw", in_value, acc_value)
+                                                   : convert_value(convert_value("raw", in_value, Value::Bool),
+                                                                   Value::Bool, acc_value);
+    std::string finish = stage == Stage::Partial ? "acc" : op == ReduceOp::Var && sqrt_result ? "sqrt(acc * scale())"
+                                                                                            : r.finish;
+    const char* word = input == c10::kFloat ? "f32" : "i32";
+    std::string text = render(
+        wgsl::reduce,
+        {{"acc", A},
+         {"input_value", wgsl_type(in_value)},
+         {"input_array", vec4 ? "array<vec4<u32>>" : input == c10::kDouble ? "array<f64>"
+                                                     : input == c10::kLong ? "array<i64>" : "array<u32>"},
+         {"load_input", vec4 ? std::string("bitcast<") + word + ">(input[i >> 2u][i & 3u])"
+                             : typed_load(input, "input", "i")},
+         {"load_quad", vec4 ? std::string("bitcast<vec4<") + word + ">>(input[q])"
+                            : std::string("vec4<") + wgsl_type(in_value) + ">()"},
+         {"convert", x},
+         {"contribution", substitute_type(combining ? "x" : r.contribution, A)},
+         {"combine", r.combine},
+         {"finish", substitute_type(finish, A)},
+         {"identity", identity(r.identity, acc_value)},
+         {"beats", op == ReduceOp::ArgMin ? "beats_for_min" : "beats_for_max"},
+         {"is_nan", nan_test(acc_value)},
+         {"scale", decode_scalar(0, acc_value)},
+         {"order", decode_scalar(1, acc_value)},
+         {"power_type", f64_pow ? "f64" : "f32"},
+         {"pow", f64_pow ? "pow_" : "pow"},
+         {"math", f64_pow ? math_helpers("pow_(", Value::F64) : ""},
+         {"stage", std::to_string(static_cast<uint32_t>(stage))},
+         {"vec4", vec4 ? "true" : "false"},
+         {"out_rank", std::to_string(out_rank)},
+         {"red_rank", std::to_string(red_rank)},
+         {"workgroup_size", std::to_string(kWorkgroupSize)}});
     if (subgroups)
-      w << ",\n        @builtin(subgroup_invocation_id) sg_lane: u32, @builtin(subgroup_id) sg_id: u32,\n"
-        << "        @builtin(num_subgroups) sg_count: u32";
-    w << ") {\n"
-      << "  let o = p.extra.w + group.x + group.y * groups.x;\n"
-      << "  if (o >= p.head.x) { return; }\n  let base = in_base(" << (stage == Stage::Partial ? "0u" : "o") << ");\n";
-    auto tree = [&](const std::string& what) {
-      std::ostringstream t;
-      t << "  partial[lane] = " << what << ";\n  workgroupBarrier();\n"
-        << "  for (var s = " << kWorkgroup / 2 << "u; s > 0u; s = s >> 1u) {\n"
-        << "    if (lane < s) { partial[lane] = partial[lane] + partial[lane + s]; }\n"
-        << "    workgroupBarrier();\n  }\n";
-      return t.str();
-    };
-    // argmax/argmin and var read elements [lo, hi) of the row at row_base: the whole row, or one
-    // slice of it in a Partial stage.
-    std::string lo = "0u", hi = "p.head.y", row_base = "base";
-    if (!plain_combine(op) && stage == Stage::Partial) {
-      w << "  let slice = o % p.extra.y;\n  let row_base = in_base(o / p.extra.y);\n"
-        << "  let lo = slice * p.extra.z;\n  let hi = min(p.head.y, lo + p.extra.z);\n";
-      lo = "lo";
-      hi = "hi";
-      row_base = "row_base";
-    }
-    if (op == ReduceOp::Var) {
-      w << var_loop(row_base, lo, hi, lo + " + lane", std::to_string(kWorkgroup) + "u",
-                    tree("total") + "  let sum = partial[0];\n  workgroupBarrier();\n");
-      w << tree("acc");
-      if (stage == Stage::Partial)
-        w << "  if (lane == 0u) {\n    out[p.head.w + o] = shift + mean;\n    aux[p.aux.x + o] = partial[0];\n  }\n}\n";
-      else
-        w << "  if (lane == 0u) { out[out_pos(o)] = finish(partial[0]); }\n}\n";
-      return w.str();
-    }
-    if (arg) {
-      w << "  var acc = " << ident << ";\n  var best = 0xFFFFFFFFu;\n"
-        << "  for (var r = " << lo << " + lane; r < " << hi << "; r += " << kWorkgroup << "u) {\n"
-        << "    let i = " << row_base << " + red_offset(r);\n    let x = load(i);\n"
-        << "    let at = " << (stage == Stage::Combine ? "aux_at(i)" : "r") << ";\n"
-        << "    if (take(acc, best, x, at)) { acc = x; best = at; }\n  }\n"
-        << "  partial[lane] = acc;\n  partial_index[lane] = best;\n  workgroupBarrier();\n"
-        << "  for (var s = " << kWorkgroup / 2 << "u; s > 0u; s = s >> 1u) {\n"
-        << "    if (lane < s && take(partial[lane], partial_index[lane], partial[lane + s], partial_index[lane + s])) {\n"
-        << "      partial[lane] = partial[lane + s];\n      partial_index[lane] = partial_index[lane + s];\n    }\n"
-        << "    workgroupBarrier();\n  }\n";
-      if (stage == Stage::Partial)
-        w << "  if (lane == 0u) {\n    out[p.head.w + o] = partial[0];\n    aux[p.aux.x + o] = partial_index[0];\n  }\n}\n";
-      else
-        w << "  if (lane == 0u) {\n    out[out_pos(o)] = partial[0];\n"
-          << "    indices[index_pos(o)] = i64(partial_index[0]);\n  }\n}\n";
-      return w.str();
-    }
-    // A Partial kernel's workgroup g reduces slice g % S (p.extra.y slices of p.extra.z elements) of
-    // row g / S and writes partial result g.
-    const bool sliced = stage == Stage::Partial;
-    w << "  var acc = " << ident << ";\n";
-    if (sliced && vec4) {
-      // Rows, slices and the input offset are multiples of 4 elements here.
-      w << "  let slice = o % p.extra.y;\n  let row_base = in_base(o / p.extra.y);\n"
-        << "  let end = (row_base + min(p.head.y, (slice + 1u) * p.extra.z)) >> 2u;\n"
-        << "  for (var q = ((row_base + slice * p.extra.z) >> 2u) + lane; q < end; q += " << kWorkgroup << "u) {\n"
-        << "    let v = input[q];\n";
-      for (const char* lane : {"x", "y", "z"})
-        w << "    acc = " << combine(op, "acc", std::string("load_word(v.") + lane + ")") << ";\n";
-      w << "    let x = load_word(v.w);\n";
-    } else if (sliced) {
-      w << "  let slice = o % p.extra.y;\n  let row_base = in_base(o / p.extra.y);\n"
-        << "  let end = min(p.head.y, (slice + 1u) * p.extra.z);\n"
-        << "  for (var r = slice * p.extra.z + lane; r < end; r += " << kWorkgroup << "u) {\n"
-        << "    let x = load(row_base + red_offset(r));\n";
-    } else {
-      w << "  for (var r = lane; r < p.head.y; r += " << kWorkgroup << "u) {\n"
-        << "    let x = load(base + red_offset(r));\n";
-    }
-    w << "    acc = " << combine(op, "acc", "x") << ";\n  }\n";
-    const std::string target = sliced ? "p.head.w + o" : "out_pos(o)";
-    if (subgroups) {
-      // One subgroup operation per subgroup, then lane 0 folds the few subgroup results.
-      w << "  let folded = " << subgroup_fold("acc") << ";\n"
-        << "  if (sg_lane == 0u) { partial[sg_id] = folded; }\n  workgroupBarrier();\n"
-        << "  if (lane == 0u) {\n    var total = partial[0];\n"
-        << "    for (var i = 1u; i < sg_count; i++) { total = " << combine(op, "total", "partial[i]") << "; }\n"
-        << "    out[" << target << "] = finish(total);\n  }\n}\n";
-      return w.str();
-    }
-    w << "  partial[lane] = acc;\n  workgroupBarrier();\n"
-      << "  for (var s = " << kWorkgroup / 2 << "u; s > 0u; s = s >> 1u) {\n"
-      << "    if (lane < s) { partial[lane] = " << combine(op, "partial[lane]", "partial[lane + s]") << "; }\n"
-      << "    workgroupBarrier();\n  }\n"
-      << "  if (lane == 0u) { out[" << target << "] = finish(partial[0]); }\n}\n";
-    return w.str();
+      text += render(wgsl::reduce_subgroup, {{"acc", A},
+                                             {"nan", acc_value == Value::F32 ? "bitcast<f32>(0x7fc00000u)" : "v"},
+                                             {"subgroup_fold", r.subgroup_fold},
+                                             {"workgroup_size", std::to_string(kWorkgroupSize)}});
+    return text;
   }
 };
 
-Window input_window(runtime::DeviceContext& context, const ReduceProblem& r) {
-  const ReduceGeometry& g = r.geometry;
-  uint64_t last = r.input.element_offset;
-  for (int d = 0; d < g.out_rank; ++d) last += static_cast<uint64_t>(g.out_shape[d] - 1) * g.out_in_stride[d];
-  for (int d = 0; d < g.red_rank; ++d) last += static_cast<uint64_t>(g.red_shape[d] - 1) * g.red_in_stride[d];
-  return binding_window(context, r.input.buffer_size, c10::elementSize(r.input.dtype), r.input.element_offset, last);
+// Elements from a tensor's first to its last, over the output dims through `stride`.
+uint64_t span(const ReduceGeometry& g, const uint32_t* stride) {
+  uint64_t last = 0;
+  for (int d = 0; d < g.out_rank; ++d) last += static_cast<uint64_t>(g.out_shape[d] - 1) * stride[d];
+  return last + 1;
 }
 
-Window output_window(runtime::DeviceContext& context, const DeviceTensorRef& t, const uint32_t* stride,
-                     const ReduceGeometry& g) {
-  uint64_t last = t.element_offset;
-  for (int d = 0; d < g.out_rank; ++d) last += static_cast<uint64_t>(g.out_shape[d] - 1) * stride[d];
-  return binding_window(context, t.buffer_size, c10::elementSize(t.dtype), t.element_offset, last);
+uint64_t input_span(const ReduceGeometry& g) {
+  uint64_t last = span(g, g.out_in_stride) - 1;
+  for (int d = 0; d < g.red_rank; ++d) last += static_cast<uint64_t>(g.red_shape[d] - 1) * g.red_in_stride[d];
+  return last + 1;
 }
 
 } // namespace
@@ -482,7 +248,7 @@ Plan plan_for(runtime::DeviceContext& context, const ReduceProblem& r) {
   Plan plan{Spec{r.op, r.input.dtype, r.out.dtype, g.red_numel >= kWorkgroupModeFrom, std::max(g.out_rank, 1),
                  std::max(g.red_rank, 1), r.sqrt_result}};
   plan.spec.subgroups = plan.spec.workgroup && plain_combine(r.op) && context.has(runtime::Feature::Subgroup) &&
-      !plan.spec.subgroup_fold("x").empty();
+      plan.spec.can_use_subgroups();
   if (plan.spec.workgroup && g.red_numel >= kSplitFrom) {
     const uint64_t by_size = (g.red_numel + kSliceElements - 1) / kSliceElements;
     plan.slices = std::min(by_size, std::max<uint64_t>(1, kSplitGroups / std::max<uint64_t>(g.out_numel, 1)));
@@ -527,10 +293,15 @@ std::optional<Extent> items_extent(const ReduceProblem& r, const Plan& plan, uin
   return e;
 }
 
-bool window_fits(runtime::DeviceContext& context, const ReduceProblem& r, const Extent& e) {
-  const size_t itemsize = c10::elementSize(r.input.dtype);
-  return fits_binding(context, binding_window(context, r.input.buffer_size, itemsize, r.input.element_offset + e.first,
-                                              r.input.element_offset + e.last));
+// The part of the input an extent covers, from its first element.
+DeviceTensorRef input_part(const ReduceProblem& r, const Extent& e) {
+  DeviceTensorRef part = r.input;
+  part.element_offset += e.first;
+  return part;
+}
+
+bool extent_fits(runtime::DeviceContext& context, const ReduceProblem& r, const Extent& e) {
+  return Launch::fits(context, input_part(r, e), e.last - e.first + 1);
 }
 
 std::string unsupported_reason(runtime::DeviceContext& context, const ReduceProblem& r, const Plan& plan) {
@@ -545,16 +316,16 @@ std::string unsupported_reason(runtime::DeviceContext& context, const ReduceProb
   const ReduceGeometry& g = r.geometry;
   if (g.out_rank > kMaxCopyRank || g.red_rank > kMaxCopyRank) return "too many dimensions";
   if (g.out_numel > 0xFFFFFFFFull || g.red_numel > 0xFFFFFFFFull) return "more than 2^32 elements";
-  if (!fits_binding(context, output_window(context, r.out, g.out_stride, g)) ||
-      (r.indices && !fits_binding(context, output_window(context, *r.indices, g.index_stride, g))))
+  if (!Launch::fits(context, r.out, span(g, g.out_stride)) ||
+      (r.indices && !Launch::fits(context, *r.indices, span(g, g.index_stride))))
     return "an output larger than one storage binding";
-  if (g.out_numel == 0 || fits_binding(context, input_window(context, r))) return "";
+  if (g.out_numel == 0 || Launch::fits(context, r.input, input_span(g))) return "";
   // A larger input runs in dispatches over ranges of work items, each binding what its items read.
   if (plan.items > 0xFFFFFFFFull) return "more than 2^32 work items";
   for (uint64_t w : {uint64_t{0}, plan.items - 1}) {
     const auto one = items_extent(r, plan, w, w + 1);
     if (!one) return "an input larger than one storage binding, reduced over more than one strided dimension";
-    if (!window_fits(context, r, *one)) return "one output reads more than one storage binding";
+    if (!extent_fits(context, r, *one)) return "one output reads more than one storage binding";
   }
   return "";
 }
@@ -574,73 +345,64 @@ void launch(runtime::DeviceContext& context, const ReduceProblem& r, const Spec&
   const bool with_indices = is_arg(r.op) && spec.stage != Stage::Partial;
   const bool with_aux = !plain_combine(r.op) && spec.stage != Stage::Whole;
   TORCH_INTERNAL_ASSERT(!with_aux || aux, "torch_dml: a split ", op_name(r.op), " needs its second partial array");
-  const uint32_t storage_count = 2 + (with_indices ? 1 : 0) + (with_aux ? 1 : 0);
-  Window win_in = input_window(context, r);
-  uint32_t input_offset = static_cast<uint32_t>(win_in.element_offset);
+  Launch launch(context, op_name(r.op), r.input.dtype);
+  wgsl::ReduceParams p = {};
+  // Bindings in reduce.wgsl's order; an operand the variant does not use is bound to `out` instead.
+  p.out_offset = launch.bind(r.out, spec.stage == Stage::Partial ? plan.items : span(g, g.out_stride));
   if (windowed) {
     const Extent e = *items_extent(r, plan, w0, w1);
-    win_in = binding_window(context, r.input.buffer_size, c10::elementSize(r.input.dtype),
-                            r.input.element_offset + e.first, r.input.element_offset + e.last);
-    input_offset = static_cast<uint32_t>(win_in.element_offset - e.first); // wraps: see Params
+    p.input_offset = launch.bind(input_part(r, e), e.last - e.first + 1) - static_cast<uint32_t>(e.first);
+  } else {
+    p.input_offset = launch.bind(r.input, input_span(g));
   }
+  if (with_indices) {
+    // int64 indices are written as two u32 words, so no variant needs shader-int64 for them.
+    const DeviceTensorRef words{r.indices->buffer, r.indices->buffer_size, r.indices->element_offset * 2, c10::kInt};
+    p.index_offset = launch.bind(words, 2 * span(g, g.index_stride));
+  } else {
+    launch.bind(r.out, 1);
+  }
+  const bool aux_index = with_aux && is_arg(r.op), aux_value = with_aux && !is_arg(r.op);
+  const uint32_t index_at = launch.bind(aux_index ? aux->ref : r.out, aux_index ? aux->count : 1);
+  const uint32_t value_at = launch.bind(aux_value ? aux->ref : r.out, aux_value ? aux->count : 1);
+  if (with_aux) {
+    p.aux_offset = aux_index ? index_at : value_at;
+    p.split_row_length = static_cast<uint32_t>(aux->row_length);
+    p.split_slice_length = static_cast<uint32_t>(aux->slice);
+  }
+  p.first = static_cast<uint32_t>(w0);
+  p.end = static_cast<uint32_t>(w1);
+  p.row_length = static_cast<uint32_t>(g.red_numel);
+  p.slices = static_cast<uint32_t>(plan.slices);
+  p.slice_length = static_cast<uint32_t>(plan.slice);
+  const Value acc_value = dtype_info(r.out.dtype)->value;
+  encode_scalar(r.scale, acc_value, r.out.dtype, &p.scalars[0][0]);
+  encode_scalar(r.p, acc_value, r.out.dtype, &p.scalars[0][2]);
+  // Rank 0 on either side runs as rank 1 of size 1 (the kernel's index arithmetic takes at least one dim).
+  for (int d = 0; d < kMaxCopyRank; ++d) {
+    p.out_shape[d / 4][d % 4] = d < g.out_rank ? g.out_shape[d] : 1;
+    p.red_shape[d / 4][d % 4] = d < g.red_rank ? g.red_shape[d] : 1;
+    p.out_in_stride[d / 4][d % 4] = g.out_in_stride[d];
+    p.out_stride[d / 4][d % 4] = g.out_stride[d];
+    p.index_stride[d / 4][d % 4] = g.index_stride[d];
+    p.red_in_stride[d / 4][d % 4] = g.red_in_stride[d];
+  }
+  const runtime::StorageBinding& input = launch.binding(1);
   Spec chosen = spec;
   chosen.vec4 = spec.stage == Stage::Partial && plain_combine(r.op) &&
       (r.input.dtype == c10::kFloat || r.input.dtype == c10::kInt) &&
       g.red_rank == 1 && g.red_in_stride[0] == 1 && g.red_numel % 4 == 0 && plan.slice % 4 == 0 &&
-      (g.out_rank == 0 || (g.out_rank == 1 && g.out_in_stride[0] % 4 == 0)) && input_offset % 4 == 0 &&
-      win_in.offset % 16 == 0 && win_in.size % 16 == 0;
-  WGPUComputePipeline compiled = pipeline(context, chosen.name(), storage_count, [&] { return chosen.source(); });
-  const Window win_out = spec.stage == Stage::Partial
-      ? binding_window(context, r.out.buffer_size, c10::elementSize(r.out.dtype), r.out.element_offset,
-                       r.out.element_offset + plan.items - 1)
-      : output_window(context, r.out, g.out_stride, g);
-  Params params = {};
-  params.head[0] = static_cast<uint32_t>(w1);
-  params.head[1] = static_cast<uint32_t>(g.red_numel);
-  params.head[2] = input_offset;
-  params.head[3] = static_cast<uint32_t>(win_out.element_offset);
-  params.extra[1] = static_cast<uint32_t>(plan.slices);
-  params.extra[2] = static_cast<uint32_t>(plan.slice);
-  params.extra[3] = static_cast<uint32_t>(w0);
-  const Value acc_value = dtype_info(r.out.dtype)->value;
-  encode_scalar(r.scale, acc_value, r.out.dtype, &params.scalars[0]);
-  encode_scalar(r.p, acc_value, r.out.dtype, &params.scalars[2]);
-  // Rank 0 on either side runs as rank 1 of size 1 (the generated loops expect at least one dim).
-  for (int d = 0; d < kMaxCopyRank; ++d) {
-    params.out_shape[d] = d < g.out_rank ? g.out_shape[d] : 1;
-    params.red_shape[d] = d < g.red_rank ? g.red_shape[d] : 1;
-    params.out_in_stride[d] = g.out_in_stride[d];
-    params.out_stride[d] = g.out_stride[d];
-    params.index_stride[d] = g.index_stride[d];
-    params.red_in_stride[d] = g.red_in_stride[d];
-  }
-  runtime::StorageBinding bindings[4] = {{r.out.buffer, win_out.offset, win_out.size},
-                                         {r.input.buffer, win_in.offset, win_in.size},
-                                         {},
-                                         {}};
-  uint32_t next = 2;
-  if (with_indices) {
-    const Window win_index = output_window(context, *r.indices, g.index_stride, g);
-    params.extra[0] = static_cast<uint32_t>(win_index.element_offset);
-    bindings[next++] = {r.indices->buffer, win_index.offset, win_index.size};
-  }
-  if (with_aux) {
-    const Window win_aux = binding_window(context, aux->ref.buffer_size, c10::elementSize(aux->ref.dtype),
-                                          aux->ref.element_offset, aux->ref.element_offset + aux->count - 1);
-    params.aux[0] = static_cast<uint32_t>(win_aux.element_offset);
-    params.aux[1] = static_cast<uint32_t>(aux->row_length);
-    params.aux[2] = static_cast<uint32_t>(aux->slice);
-    bindings[next++] = {aux->ref.buffer, win_aux.offset, win_aux.size};
-  }
+      (g.out_rank == 0 || (g.out_rank == 1 && g.out_in_stride[0] % 4 == 0)) && p.input_offset % 4 == 0 &&
+      input.offset % 16 == 0 && input.size % 16 == 0;
   const uint64_t count = w1 - w0;
-  const Grid grid = grid_for(context, spec.workgroup ? count : (count + kWorkgroup - 1) / kWorkgroup);
-  context.stream().dispatch(compiled, storage_count, bindings, &params, sizeof(params), grid.x, grid.y);
+  launch.run(chosen.name(), [&] { return chosen.source(); }, p, spec.workgroup ? count : groups_for(count),
+             chosen.entry().c_str());
 }
 
 // Halves the range of work items until what each part reads fits one binding.
 void launch_range(runtime::DeviceContext& context, const ReduceProblem& r, const Spec& spec, const Plan& plan,
                   uint64_t w0, uint64_t w1, bool windowed, const Aux* aux = nullptr) {
-  if (windowed && w1 - w0 > 1 && !window_fits(context, r, *items_extent(r, plan, w0, w1))) {
+  if (windowed && w1 - w0 > 1 && !extent_fits(context, r, *items_extent(r, plan, w0, w1))) {
     const uint64_t middle = w0 + (w1 - w0) / 2;
     launch_range(context, r, spec, plan, w0, middle, windowed, aux);
     launch_range(context, r, spec, plan, middle, w1, windowed, aux);
@@ -662,7 +424,7 @@ void reduce(runtime::DeviceContext& context, const ReduceProblem& r) {
               context.describe(), ": ", reason);
   const ReduceGeometry& g = r.geometry;
   if (g.out_numel == 0) return;
-  const bool windowed = !fits_binding(context, input_window(context, r));
+  const bool windowed = !Launch::fits(context, r.input, input_span(g));
   if (plan.slices == 1) {
     launch_range(context, r, plan.spec, plan, 0, plan.items, windowed);
     return;

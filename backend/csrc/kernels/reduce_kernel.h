@@ -1,6 +1,6 @@
-// Reductions over any set of dimensions: one generated kernel per (op, dtypes, ranks, mode). Mode is
-// a thread per output for short rows, or a workgroup per output (strided loop + workgroup-memory
-// tree) for long ones. Accumulation is float32 for 16/32-bit floats, float64 for float64, int64 for
+// Reductions over any set of dimensions: one variant of kernels/wgsl/reduce.wgsl per (op, dtypes,
+// ranks, mode), each op a row of the table in reduce_kernel.cpp. Mode is a thread per output for short
+// rows, or a workgroup per output (strided loop + workgroup-memory tree) for long ones. Accumulation is float32 for 16/32-bit floats, float64 for float64, int64 for
 // integer sums, the input's own (widened) type for max/min.
 #pragma once
 

@@ -352,6 +352,48 @@ static_assert(offsetof(RandomParams, key) == 16);
 static_assert(offsetof(RandomParams, scalars) == 32);
 static_assert(sizeof(RandomParams) == 48);
 
+// The uniform block of reduce.wgsl.
+struct alignas(16) ReduceParams {
+  uint32_t first = {};
+  uint32_t end = {};
+  uint32_t row_length = {};
+  uint32_t input_offset = {};
+  uint32_t out_offset = {};
+  uint32_t index_offset = {};
+  uint32_t slices = {};
+  uint32_t slice_length = {};
+  uint32_t scalars[1][4] = {};
+  uint32_t aux_offset = {};
+  uint32_t split_row_length = {};
+  uint32_t split_slice_length = {};
+  uint32_t pad0_[1] = {};
+  uint32_t out_shape[2][4] = {};
+  uint32_t out_in_stride[2][4] = {};
+  uint32_t out_stride[2][4] = {};
+  uint32_t index_stride[2][4] = {};
+  uint32_t red_shape[2][4] = {};
+  uint32_t red_in_stride[2][4] = {};
+};
+static_assert(offsetof(ReduceParams, first) == 0);
+static_assert(offsetof(ReduceParams, end) == 4);
+static_assert(offsetof(ReduceParams, row_length) == 8);
+static_assert(offsetof(ReduceParams, input_offset) == 12);
+static_assert(offsetof(ReduceParams, out_offset) == 16);
+static_assert(offsetof(ReduceParams, index_offset) == 20);
+static_assert(offsetof(ReduceParams, slices) == 24);
+static_assert(offsetof(ReduceParams, slice_length) == 28);
+static_assert(offsetof(ReduceParams, scalars) == 32);
+static_assert(offsetof(ReduceParams, aux_offset) == 48);
+static_assert(offsetof(ReduceParams, split_row_length) == 52);
+static_assert(offsetof(ReduceParams, split_slice_length) == 56);
+static_assert(offsetof(ReduceParams, out_shape) == 64);
+static_assert(offsetof(ReduceParams, out_in_stride) == 96);
+static_assert(offsetof(ReduceParams, out_stride) == 128);
+static_assert(offsetof(ReduceParams, index_stride) == 160);
+static_assert(offsetof(ReduceParams, red_shape) == 192);
+static_assert(offsetof(ReduceParams, red_in_stride) == 224);
+static_assert(sizeof(ReduceParams) == 256);
+
 // The uniform block of scan.wgsl.
 struct alignas(16) ScanParams {
   uint32_t rows = {};
