@@ -21,7 +21,7 @@ using Params = wgsl::ElementwiseParams;
 static_assert(sizeof(Params) == sizeof(wgsl::ElementwiseQuadParams));
 static_assert(kMaxElementwiseInputs + kMaxElementwiseParams <= static_cast<int>(sizeof(Params::scalars) / 8));
 
-// Per input a, b, c: its Params offset field and the names of its holes.
+// Per input a, b, c: the names of its holes in elementwise.wgsl and elementwise_quad.wgsl.
 struct InputHoles {
   const char* binding;
   const char* type;
