@@ -37,7 +37,7 @@ bool copy_geometry(const at::TensorIteratorBase& iter, kernels::CopyGeometry& ge
   geometry = {};
   geometry.rank = iter.ndim();
   geometry.numel = static_cast<uint64_t>(iter.numel());
-  if (geometry.rank > kernels::kMaxCopyRank || geometry.numel > kMax) return false;
+  if (geometry.rank > kernels::kMaxRank || geometry.numel > kMax) return false;
   const auto shape = iter.shape();
   const int64_t dst_item = iter.element_size(0);
   const int64_t src_item = iter.ntensors() > 1 ? iter.element_size(1) : 1;

@@ -119,7 +119,7 @@ void host_to_device(const at::Tensor& dst, const at::Tensor& src) {
     upload_contiguous(dst, host);
     return;
   }
-  if (dst.dim() > kernels::kMaxCopyRank) {
+  if (dst.dim() > kernels::kMaxRank) {
     write_span(dst, host);
     return;
   }
@@ -132,7 +132,7 @@ void host_to_device(const at::Tensor& dst, const at::Tensor& src) {
 void device_to_host(const at::Tensor& dst, const at::Tensor& src) {
   at::Tensor contiguous = src;
   const runtime::BufferSpan first = runtime::device_allocator().resolve(src.const_data_ptr());
-  if (src.dim() > kernels::kMaxCopyRank || src.is_conj() || src.is_neg()) {
+  if (src.dim() > kernels::kMaxRank || src.is_conj() || src.is_neg()) {
     at::Tensor values = read_span(src);
     if (src.is_conj()) values = values.conj();
     if (src.is_neg()) values = values._neg_view();

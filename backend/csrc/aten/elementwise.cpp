@@ -15,7 +15,7 @@ bool run(const kernels::ElementwiseOp& op, const at::TensorIteratorBase& iter,
          std::initializer_list<c10::Scalar> params, std::optional<c10::ScalarType> compute) {
   constexpr uint64_t kMax = std::numeric_limits<uint32_t>::max();
   if (iter.noutputs() != 1 || iter.ninputs() > kernels::kMaxElementwiseInputs ||
-      params.size() > static_cast<size_t>(kernels::kMaxElementwiseParams) || iter.ndim() > kernels::kMaxCopyRank)
+      params.size() > static_cast<size_t>(kernels::kMaxElementwiseParams) || iter.ndim() > kernels::kMaxRank)
     return false;
   const at::Tensor& out = iter.tensor(0);
   if (out.device().type() != c10::DeviceType::PrivateUse1) return false;

@@ -1,6 +1,6 @@
-// The copy family: strided device-to-device copies with dtype conversion, and fill. One generated
-// kernel per (source dtype or raw bits, destination dtype, rank, store mode); shapes and strides are
-// uniform parameters, so a kernel serves every tensor of that rank.
+// The copy family: strided device-to-device copies with dtype conversion, and fill (wgsl/copy.wgsl,
+// wgsl/fill.wgsl). One variant per (source dtype or raw bits, destination dtype, rank, store);
+// shapes and strides are uniform parameters, so a variant serves every tensor of its rank.
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -13,20 +13,20 @@
 
 namespace torch_dml::kernels {
 
-constexpr int kMaxCopyRank = 8;
+constexpr int kMaxCopyRank = kMaxRank;
 
 // Element counts and strides, dimension 0 varying fastest (TensorIterator's order).
 struct CopyGeometry {
   int rank = 0;
   uint64_t numel = 0;
-  uint32_t shape[kMaxCopyRank] = {};
-  uint32_t src_stride[kMaxCopyRank] = {};
-  uint32_t dst_stride[kMaxCopyRank] = {};
+  uint32_t shape[kMaxRank] = {};
+  uint32_t src_stride[kMaxRank] = {};
+  uint32_t dst_stride[kMaxRank] = {};
 };
 
 // Why a native copy between these dtypes cannot run on this device ("" when it can): a missing shader
-// feature, a dtype WGSL cannot compute on, a rank above kMaxCopyRank. Operands larger than one storage
-// binding are fine: the dispatch is split into windows that fit.
+// feature, a dtype WGSL cannot compute on, a rank above kMaxRank. Operands larger than one storage
+// binding are fine: the dispatch is split into pieces that fit (kernels/split.h).
 std::string copy_unsupported_reason(runtime::DeviceContext& context, const DeviceTensorRef& dst,
                                     const DeviceTensorRef* src, const CopyGeometry& geometry);
 

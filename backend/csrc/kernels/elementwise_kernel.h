@@ -1,7 +1,8 @@
 // The elementwise family: out[i] = expr(a[i], b[i], c[i], s0..s4) over a TensorIterator's operands,
 // every operand with its own dtype and strides (no input copies, no casts: values are converted while
-// loaded and stored). One generated kernel per (op, computation type, operand dtypes, rank, store
-// mode); shapes, strides and scalars are uniform parameters.
+// loaded and stored). One variant of wgsl/elementwise.wgsl (any strides) or wgsl/elementwise_quad.wgsl
+// (dense, four elements per thread) per (op, computation type, operand dtypes, rank, store mode);
+// shapes, strides and scalars are uniform parameters.
 #pragma once
 
 #include <c10/core/Scalar.h>
@@ -10,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/copy_kernel.h"
+#include "kernels/tensor_ref.h"
 #include "runtime/device.h"
 
 namespace torch_dml::kernels {
@@ -53,8 +54,16 @@ struct ElementwiseProblem {
   c10::Scalar params[kMaxElementwiseParams];
   int rank = 0;
   uint64_t numel = 0;
-  uint32_t shape[kMaxCopyRank] = {};
-  uint32_t strides[1 + kMaxElementwiseInputs][kMaxCopyRank] = {};
+  uint32_t shape[kMaxRank] = {};
+  uint32_t strides[1 + kMaxElementwiseInputs][kMaxRank] = {};
+
+  // The operands a launch binds, with their strides (kernels/split.h).
+  template <typename F>
+  void for_each_operand(F&& f) {
+    f(out, strides[0]);
+    for (int k = 0; k < input_count; ++k)
+      if (!inputs[k].is_scalar) f(inputs[k].tensor, strides[k + 1]);
+  }
 };
 
 // Why the kernel cannot run this problem on this device ("" when it can): no expression for the

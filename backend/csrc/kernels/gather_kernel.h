@@ -2,7 +2,9 @@
 // moving whole 32-bit words, so any dtype whose rows are a whole number of words is served.
 #pragma once
 
-#include "kernels/copy_kernel.h"
+#include <string>
+
+#include "kernels/tensor_ref.h"
 
 namespace torch_dml::kernels {
 

@@ -10,12 +10,28 @@ namespace torch_dml::kernels {
 Launch::Launch(runtime::DeviceContext& context, std::string_view op, c10::ScalarType dtype)
     : context_(context), op_(op), dtype_(dtype) {}
 
+namespace {
+
+Window window_of(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count, uint64_t itemsize) {
+  const uint64_t last = t.element_offset + (count ? count - 1 : 0);
+  return binding_window(context, t.buffer_size, itemsize ? itemsize : c10::elementSize(t.dtype), t.element_offset,
+                        last);
+}
+
+bool window_fits(runtime::DeviceContext& context, const Window& w, uint64_t count) {
+  return fits_binding(context, w) && (count ? count - 1 : 0) + w.element_offset <= 0xFFFFFFFFull;
+}
+
+} // namespace
+
+bool fits_one_binding(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count, uint64_t itemsize) {
+  return window_fits(context, window_of(context, t, count, itemsize), count);
+}
+
 uint32_t Launch::bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsize) {
   TORCH_CHECK(count_ < kMaxOperands, "torch_dml: ", op_, " binds more than ", kMaxOperands, " operands");
-  if (itemsize == 0) itemsize = c10::elementSize(t.dtype);
-  const uint64_t last = t.element_offset + (count ? count - 1 : 0);
-  const Window w = binding_window(context_, t.buffer_size, itemsize, t.element_offset, last);
-  if (!fits_binding(context_, w) || last - t.element_offset + w.element_offset > 0xFFFFFFFFull)
+  const Window w = window_of(context_, t, count, itemsize);
+  if (!window_fits(context_, w, count))
     require(false, "operand " + std::to_string(count_) + " is larger than one storage binding (" +
                        std::to_string(context_.limits().maxStorageBufferBindingSize >> 20) + " MiB here)");
   bindings_[count_++] = {t.buffer, w.offset, w.size};
@@ -36,13 +52,20 @@ void Launch::require_u32(uint64_t count, std::string_view what) {
   if (count > 0xFFFFFFFFull && reason_.empty()) reason_ = "more than 2^32 " + std::string(what);
 }
 
-void Launch::dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
-                      size_t params_size, uint64_t groups, const char* entry) {
+void Launch::check() const {
   TORCH_CHECK(ok(), "torch_dml: ", op_, " of ", dtype_, " cannot run on ", context_.describe(), ": ", reason_);
-  if (groups == 0) return;
-  WGPUComputePipeline compiled = pipeline(context_, kernel, count_, make_source, entry);
+}
+
+void Launch::record(WGPUComputePipeline compiled, const void* params, size_t params_size, uint64_t groups) {
   const Grid grid = grid_for(context_, groups);
   context_.stream().dispatch(compiled, count_, bindings_, params, params_size, grid.x, grid.y);
+}
+
+void Launch::dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
+                      size_t params_size, uint64_t groups, const char* entry) {
+  check();
+  if (groups == 0) return;
+  record(pipeline(context_, kernel, count_, make_source, entry), params, params_size, groups);
 }
 
 void Launch::dispatch3d(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,

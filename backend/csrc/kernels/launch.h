@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/pipeline_cache.h"
 #include "kernels/tensor_ref.h"
 #include "runtime/device.h"
 #include "runtime/stream.h"
@@ -50,6 +51,10 @@ class Launch {
   // Counts the kernel indexes with u32 must stay below 2^32.
   void require_u32(uint64_t count, std::string_view what);
 
+  // The byte offset at which operand `index` (in bind() order) is bound: kernels that load several
+  // elements at once check its alignment.
+  uint64_t bound_offset(uint32_t index) const { return bindings_[index].offset; }
+
   bool ok() const { return reason_.empty(); }
   const std::string& reason() const { return reason_; }
 
@@ -64,6 +69,15 @@ class Launch {
     dispatch(kernel, make_source, &params, sizeof(P), groups, entry);
   }
 
+  // As run(), for kernels dispatched often enough that building their name per dispatch would show:
+  // the pipeline is looked up by `key`, and `make_name` and `make_source` run only the first time.
+  template <typename P, typename MakeName, typename MakeSource>
+  void run(const PipelineKey& key, MakeName&& make_name, MakeSource&& make_source, const P& params, uint64_t groups) {
+    check();
+    if (groups == 0) return;
+    record(pipeline(context_, key, count_, make_name, make_source), &params, sizeof(P), groups);
+  }
+
   // As run(), with the workgroups given as a 3-D grid the kernel reads itself (GEMM: tiles x batches).
   template <typename P>
   void run3d(const std::string& kernel, const std::function<std::string()>& make_source, const P& params,
@@ -72,6 +86,8 @@ class Launch {
   }
 
  private:
+  void check() const;
+  void record(WGPUComputePipeline compiled, const void* params, size_t params_size, uint64_t groups);
   void dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
                 size_t params_size, uint64_t groups, const char* entry);
   void dispatch3d(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
@@ -84,6 +100,11 @@ class Launch {
   uint32_t count_ = 0;
   runtime::StorageBinding bindings_[kMaxOperands] = {};
 };
+
+// Whether `count` elements of `t` from its element_offset (in units of `itemsize` bytes, the dtype's
+// size when 0) fit one storage binding, with indices in the window below 2^32.
+bool fits_one_binding(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count,
+                      uint64_t itemsize = 0);
 
 // Workgroups for `threads` threads of kWorkgroupSize.
 inline uint64_t groups_for(uint64_t threads) {

@@ -5,7 +5,9 @@
 
 #include <optional>
 
-#include "kernels/copy_kernel.h"
+#include <string>
+
+#include "kernels/tensor_ref.h"
 
 namespace torch_dml::kernels {
 

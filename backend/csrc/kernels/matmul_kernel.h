@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "kernels/copy_kernel.h"
+#include "kernels/tensor_ref.h"
 
 namespace torch_dml::kernels {
 

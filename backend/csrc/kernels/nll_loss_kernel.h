@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "kernels/copy_kernel.h"
+#include "kernels/tensor_ref.h"
 
 namespace torch_dml::kernels {
 

@@ -3,7 +3,7 @@
 // shape. Each thread fills four consecutive float32 elements of a contiguous output.
 #pragma once
 
-#include "kernels/copy_kernel.h"
+#include "kernels/tensor_ref.h"
 
 namespace torch_dml::kernels {
 

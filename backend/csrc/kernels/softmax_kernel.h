@@ -2,7 +2,9 @@
 // backward: a workgroup per row (max, sum of exponentials, write), float32 arithmetic throughout.
 #pragma once
 
-#include "kernels/copy_kernel.h"
+#include <string>
+
+#include "kernels/tensor_ref.h"
 
 namespace torch_dml::kernels {
 

@@ -10,6 +10,10 @@
 
 namespace torch_dml::kernels {
 
+// The most dimensions a strided kernel takes (copy, fill, elementwise, reductions): TensorIterator
+// coalesces dimensions first, so more is rare; above it the op takes its fallback.
+constexpr int kMaxRank = 8;
+
 struct DeviceTensorRef {
   WGPUBuffer buffer = nullptr;
   uint64_t buffer_size = 0;    // bytes of the whole buffer (bound from its start)

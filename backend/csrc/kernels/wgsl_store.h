@@ -1,24 +1,40 @@
-// WGSL pieces shared by the kernels that write one element (or one packed word) per thread: the
-// copy/fill family and the elementwise family. Packed destinations (1- and 2-byte dtypes) are written
-// a whole u32 word per thread when dense, or one lane at a time with atomics when strided.
+// How the kernels that write one element (or one packed word) per thread store: the copy/fill family
+// and the elementwise family pick one of the store parts (wgsl/parts/store_*.wgsl) for their {{main}}
+// hole. Packed destinations (1- and 2-byte dtypes) are written a whole u32 word per thread when dense,
+// or one lane at a time with atomics when strided. Also the dtype-dependent WGSL expressions of a
+// store, shared with other families.
 #pragma once
 
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace torch_dml::kernels {
 
 enum class Store { Plain, Scatter, Word };
 
-// "p.<field>[d / 4].<xyzw>": one entry of a uniform array<vec4<u32>, N> parameter.
-std::string param(const std::string& field, int d);
+bool is_packed(size_t itemsize);
 
-// WGSL function `name(i: u32) -> u32`: the element index of linear position `i` through the strides
-// in `stride_field` over the shape in `shape_field` (dimension 0 fastest), plus `offset`.
-std::string index_function(const std::string& name, const std::string& shape_field, const std::string& stride_field,
-                           const std::string& offset, int rank);
+// Plain for 4- and 8-byte destinations; for packed ones Word when dense, Scatter when not.
+inline Store store_mode(size_t itemsize, bool dense) {
+  return !is_packed(itemsize) ? Store::Plain : dense ? Store::Word : Store::Scatter;
+}
+
+// The store's entry point (wgsl/parts/), for a family's {{main}} hole.
+std::string_view store_part(Store store);
+
+// The part's LANES_LOG2: log2 of destination elements per u32 word (0 for unpacked dtypes).
+const char* lanes_log2(size_t itemsize);
+
+// The words a Store::Word launch writes for `numel` elements from element `element_offset` of its
+// window: the first word and how many (one thread each).
+struct WordSpan {
+  uint64_t first = 0;
+  uint64_t count = 0;
+};
+WordSpan word_span(size_t itemsize, uint64_t element_offset, uint64_t numel);
 
 // The array element type a typed operand is bound as: f64 / i64 arrays, u32 words for the rest.
 const char* typed_array_type(c10::ScalarType type);
@@ -27,17 +43,10 @@ const char* typed_array_type(c10::ScalarType type);
 // dtypes (the low lane of a u32), the value itself for f64 / i64.
 std::string store_form(c10::ScalarType type, const std::string& v);
 
-// WGSL type returned by a `value(e)` function that yields store_form() of `type`.
+// WGSL type of store_form() of `type`.
 const char* store_value_type(c10::ScalarType type);
 
 // Helper functions store_form() may call (bf16 rounding), for a kernel storing `type`.
 std::string store_helpers(c10::ScalarType type);
-
-// The body of `main` for the given store mode: thread index `t`, destination `dst`, element count
-// p.head.x, destination offset p.head.y; for Store::Word the word count p.head.w and first word
-// p.extra.x. Calls `dst_index(e)` and `value(e)`.
-std::string store_body(Store store, size_t dst_itemsize);
-
-bool is_packed(size_t itemsize);
 
 } // namespace torch_dml::kernels

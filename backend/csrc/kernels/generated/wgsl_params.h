@@ -107,6 +107,98 @@ static_assert(offsetof(CompactParams, running_offset) == 4);
 static_assert(offsetof(CompactParams, out_offset) == 8);
 static_assert(sizeof(CompactParams) == 16);
 
+// The uniform block of copy.wgsl.
+struct alignas(16) CopyParams {
+  uint32_t numel = {};
+  uint32_t out_offset = {};
+  uint32_t in_offset = {};
+  uint32_t words = {};
+  uint32_t first_word = {};
+  uint32_t pad0_[3] = {};
+  uint32_t shape[2][4] = {};
+  uint32_t strides[4][4] = {};
+};
+static_assert(offsetof(CopyParams, numel) == 0);
+static_assert(offsetof(CopyParams, out_offset) == 4);
+static_assert(offsetof(CopyParams, in_offset) == 8);
+static_assert(offsetof(CopyParams, words) == 12);
+static_assert(offsetof(CopyParams, first_word) == 16);
+static_assert(offsetof(CopyParams, shape) == 32);
+static_assert(offsetof(CopyParams, strides) == 64);
+static_assert(sizeof(CopyParams) == 128);
+
+// The uniform block of elementwise.wgsl.
+struct alignas(16) ElementwiseParams {
+  uint32_t numel = {};
+  uint32_t out_offset = {};
+  uint32_t words = {};
+  uint32_t first_word = {};
+  uint32_t a_offset = {};
+  uint32_t b_offset = {};
+  uint32_t c_offset = {};
+  uint32_t pad0_[1] = {};
+  uint32_t shape[2][4] = {};
+  uint32_t strides[8][4] = {};
+  uint32_t scalars[4][4] = {};
+};
+static_assert(offsetof(ElementwiseParams, numel) == 0);
+static_assert(offsetof(ElementwiseParams, out_offset) == 4);
+static_assert(offsetof(ElementwiseParams, words) == 8);
+static_assert(offsetof(ElementwiseParams, first_word) == 12);
+static_assert(offsetof(ElementwiseParams, a_offset) == 16);
+static_assert(offsetof(ElementwiseParams, b_offset) == 20);
+static_assert(offsetof(ElementwiseParams, c_offset) == 24);
+static_assert(offsetof(ElementwiseParams, shape) == 32);
+static_assert(offsetof(ElementwiseParams, strides) == 64);
+static_assert(offsetof(ElementwiseParams, scalars) == 192);
+static_assert(sizeof(ElementwiseParams) == 256);
+
+// The uniform block of elementwise_quad.wgsl.
+struct alignas(16) ElementwiseQuadParams {
+  uint32_t numel = {};
+  uint32_t out_offset = {};
+  uint32_t words = {};
+  uint32_t first_word = {};
+  uint32_t a_offset = {};
+  uint32_t b_offset = {};
+  uint32_t c_offset = {};
+  uint32_t pad0_[1] = {};
+  uint32_t shape[2][4] = {};
+  uint32_t strides[8][4] = {};
+  uint32_t scalars[4][4] = {};
+};
+static_assert(offsetof(ElementwiseQuadParams, numel) == 0);
+static_assert(offsetof(ElementwiseQuadParams, out_offset) == 4);
+static_assert(offsetof(ElementwiseQuadParams, words) == 8);
+static_assert(offsetof(ElementwiseQuadParams, first_word) == 12);
+static_assert(offsetof(ElementwiseQuadParams, a_offset) == 16);
+static_assert(offsetof(ElementwiseQuadParams, b_offset) == 20);
+static_assert(offsetof(ElementwiseQuadParams, c_offset) == 24);
+static_assert(offsetof(ElementwiseQuadParams, shape) == 32);
+static_assert(offsetof(ElementwiseQuadParams, strides) == 64);
+static_assert(offsetof(ElementwiseQuadParams, scalars) == 192);
+static_assert(sizeof(ElementwiseQuadParams) == 256);
+
+// The uniform block of fill.wgsl.
+struct alignas(16) FillParams {
+  uint32_t numel = {};
+  uint32_t out_offset = {};
+  uint32_t words = {};
+  uint32_t first_word = {};
+  uint32_t bits[2] = {};
+  uint32_t pad0_[2] = {};
+  uint32_t shape[2][4] = {};
+  uint32_t strides[2][4] = {};
+};
+static_assert(offsetof(FillParams, numel) == 0);
+static_assert(offsetof(FillParams, out_offset) == 4);
+static_assert(offsetof(FillParams, words) == 8);
+static_assert(offsetof(FillParams, first_word) == 12);
+static_assert(offsetof(FillParams, bits) == 16);
+static_assert(offsetof(FillParams, shape) == 32);
+static_assert(offsetof(FillParams, strides) == 64);
+static_assert(sizeof(FillParams) == 96);
+
 // The uniform block of gather.wgsl.
 struct alignas(16) GatherParams {
   uint32_t total_words = {};

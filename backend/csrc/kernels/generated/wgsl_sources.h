@@ -431,6 +431,389 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 compact_holes, 1};
 
+inline constexpr std::string_view copy_holes[] = {"dst_array", "src_array", "workgroup_size", "rank", "lanes_log2", "store_helpers", "store_type", "load", "store", "main"};
+inline constexpr Family copy{"copy",
+R"wgsl(// Strided device-to-device copy, with the dtype conversion when source and destination differ: one
+// variant per (source dtype or raw bits, destination dtype, rank, store). A raw copy moves an
+// element's bits (u32 lanes, vec2<u32> or vec4<u32> words); a converting one loads the source as its
+// computation type and stores it in the destination's form. Shapes and strides are parameters, so a
+// variant serves every tensor of its rank.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/strided_index.wgsl ----
+// Index arithmetic of strided tensors (copy and elementwise): the family's Params holds the launch's
+// `shape` (array<vec4<u32>, 2>: up to eight dimensions, dimension 0 varying fastest, TensorIterator's
+// order) and, per operand k, its strides in `strides[2k]` and `strides[2k + 1]`; the family declares
+// `const RANK: u32` (the loop below then has a constant trip count the driver unrolls). All u32:
+// nothing here is a signed `%` whose result would be the driver's choice.
+
+fn strided_index(i: u32, operand: u32, offset: u32) -> u32 {
+  var rest = i;
+  var index = offset;
+  for (var d = 0u; d + 1u < RANK; d++) {
+    let extent = p.shape[d >> 2u][d & 3u];
+    index += (rest % extent) * p.strides[2u * operand + (d >> 2u)][d & 3u];
+    rest = rest / extent;
+  }
+  let last = RANK - 1u;
+  return index + rest * p.strides[2u * operand + (last >> 2u)][last & 3u];
+}
+// ---- end of lib/strided_index.wgsl ----
+struct Params {
+  numel: u32,      // elements of this launch
+  out_offset: u32, // first destination element within its window
+  in_offset: u32,  // first source element within its window
+  words: u32,      // packed destination, dense: words written (parts/store_word.wgsl)
+  first_word: u32,
+  shape: array<vec4<u32>, 2>,
+  strides: array<vec4<u32>, 4>, // operand 0: dst, 1: src
+}
+
+// Every storage binding is read_write: one buffer may be bound twice (in-place copies), and a
+// read-only plus read-write binding of one buffer in one dispatch is a validation error.
+@group(0) @binding(0) var<storage, read_write> dst: array<{{dst_array}}>;
+@group(0) @binding(1) var<storage, read_write> src: array<{{src_array}}>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
+const RANK: u32 = {{rank}}u;
+// Destination elements per u32 word, as a power of two (packed 1- and 2-byte dtypes).
+const LANES_LOG2: u32 = {{lanes_log2}}u;
+
+{{store_helpers}}
+
+fn dst_index(e: u32) -> u32 {
+  return strided_index(e, 0u, p.out_offset);
+}
+
+fn src_index(e: u32) -> u32 {
+  return strided_index(e, 1u, p.in_offset);
+}
+
+// The stored form of element e.
+fn element(e: u32) -> {{store_type}} {
+  let v = {{load}};
+  return {{store}};
+}
+
+{{main}}
+)wgsl",
+copy_holes, 10};
+
+inline constexpr std::string_view elementwise_holes[] = {"expression", "helpers", "a_type", "b_type", "c_type", "store_type", "s0", "s1", "s2", "s3", "s4", "store", "out_array", "a_binding", "a_array", "b_binding", "b_array", "c_binding", "c_array", "params_binding", "workgroup_size", "rank", "lanes_log2", "load_a", "load_b", "load_c", "main"};
+inline constexpr Family elementwise{"elementwise",
+R"wgsl(// The elementwise family, any strides: out[i] = op(a[i], b[i], c[i]) over a TensorIterator's operands,
+// each with its own dtype and strides, converted as loaded and stored (no input copies, no casts). One
+// variant per (op, computation type, operand dtypes, rank, store); an input that is a CPU scalar comes
+// in p.scalars and binds nothing, so the tensor inputs take the bindings after out's in order and the
+// others are declared at unused binding numbers the entry point never reads.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/elementwise_params.wgsl ----
+// The uniform block of the elementwise families (elementwise.wgsl, elementwise_quad.wgsl): one
+// layout, so one host-side struct fills either.
+struct Params {
+  numel: u32,      // elements of this launch (groups of four in elementwise_quad.wgsl)
+  out_offset: u32, // first output element within its window
+  words: u32,      // packed output, dense: words written (parts/store_word.wgsl)
+  first_word: u32,
+  a_offset: u32,   // first element of each tensor input within its window
+  b_offset: u32,
+  c_offset: u32,
+  shape: array<vec4<u32>, 2>,
+  strides: array<vec4<u32>, 8>, // operand 0: out, 1..3: a, b, c
+  scalars: array<vec4<u32>, 4>, // 64-bit slots (kernels/dtypes.h): CPU-scalar inputs, then s0..s4
+}
+// ---- end of lib/elementwise_params.wgsl ----
+// ---- lib/strided_index.wgsl ----
+// Index arithmetic of strided tensors (copy and elementwise): the family's Params holds the launch's
+// `shape` (array<vec4<u32>, 2>: up to eight dimensions, dimension 0 varying fastest, TensorIterator's
+// order) and, per operand k, its strides in `strides[2k]` and `strides[2k + 1]`; the family declares
+// `const RANK: u32` (the loop below then has a constant trip count the driver unrolls). All u32:
+// nothing here is a signed `%` whose result would be the driver's choice.
+
+fn strided_index(i: u32, operand: u32, offset: u32) -> u32 {
+  var rest = i;
+  var index = offset;
+  for (var d = 0u; d + 1u < RANK; d++) {
+    let extent = p.shape[d >> 2u][d & 3u];
+    index += (rest % extent) * p.strides[2u * operand + (d >> 2u)][d & 3u];
+    rest = rest / extent;
+  }
+  let last = RANK - 1u;
+  return index + rest * p.strides[2u * operand + (last >> 2u)][last & 3u];
+}
+// ---- end of lib/strided_index.wgsl ----
+// ---- lib/elementwise_value.wgsl ----
+// One element of an op of backend/ops.yaml: its position e in the launch, its inputs a, b, c in the
+// computation type T (or bool for an input the op reads as a condition), its scalar parameters
+// s0..s4, and {{expression}}, the row's WGSL for T; the result in the stored form of out's dtype. Inputs and parameters the op does not
+// have are zeros the expression never reads.
+
+{{helpers}}
+
+fn value(e: u32, a: {{a_type}}, b: {{b_type}}, c: {{c_type}}) -> {{store_type}} {
+  let s0 = {{s0}};
+  let s1 = {{s1}};
+  let s2 = {{s2}};
+  let s3 = {{s3}};
+  let s4 = {{s4}};
+  let r = {{expression}};
+  return {{store}};
+}
+// ---- end of lib/elementwise_value.wgsl ----
+// Every storage binding is read_write: in-place ops bind one buffer as output and input, and a
+// read-only plus read-write binding of one buffer in one dispatch is a validation error.
+@group(0) @binding(0) var<storage, read_write> dst: array<{{out_array}}>;
+@group(0) @binding({{a_binding}}) var<storage, read_write> in_a: array<{{a_array}}>;
+@group(0) @binding({{b_binding}}) var<storage, read_write> in_b: array<{{b_array}}>;
+@group(0) @binding({{c_binding}}) var<storage, read_write> in_c: array<{{c_array}}>;
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
+const RANK: u32 = {{rank}}u;
+// Output elements per u32 word, as a power of two (packed 1- and 2-byte dtypes).
+const LANES_LOG2: u32 = {{lanes_log2}}u;
+
+fn dst_index(e: u32) -> u32 {
+  return strided_index(e, 0u, p.out_offset);
+}
+
+fn input_a(e: u32) -> {{a_type}} {
+  return {{load_a}};
+}
+
+fn input_b(e: u32) -> {{b_type}} {
+  return {{load_b}};
+}
+
+fn input_c(e: u32) -> {{c_type}} {
+  return {{load_c}};
+}
+
+// The stored form of element e.
+fn element(e: u32) -> {{store_type}} {
+  return value(e, input_a(e), input_b(e), input_c(e));
+}
+
+{{main}}
+)wgsl",
+elementwise_holes, 27};
+
+inline constexpr std::string_view elementwise_quad_holes[] = {"expression", "helpers", "a_type", "b_type", "c_type", "store_type", "s0", "s1", "s2", "s3", "s4", "store", "out_quad", "a_binding", "a_quad", "b_binding", "b_quad", "c_binding", "c_quad", "params_binding", "workgroup_size", "words_a", "words_b", "words_c", "lane_a", "lane_b", "lane_c", "pack"};
+inline constexpr Family elementwise_quad{"elementwise_quad",
+R"wgsl(// The elementwise family's dense path: every operand dense, of 1, 2 or 4 bytes, and aligned to four
+// elements, so each thread moves four elements of every operand in one load (a vec4<u32>, vec2<u32>
+// or u32) and computes no index: the path memory-bound ops need to reach a GPU's bandwidth. A packed
+// output is written as whole words, which only this thread's elements occupy. Element offsets in
+// p are multiples of 4 and p.numel counts groups of four.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/elementwise_params.wgsl ----
+// The uniform block of the elementwise families (elementwise.wgsl, elementwise_quad.wgsl): one
+// layout, so one host-side struct fills either.
+struct Params {
+  numel: u32,      // elements of this launch (groups of four in elementwise_quad.wgsl)
+  out_offset: u32, // first output element within its window
+  words: u32,      // packed output, dense: words written (parts/store_word.wgsl)
+  first_word: u32,
+  a_offset: u32,   // first element of each tensor input within its window
+  b_offset: u32,
+  c_offset: u32,
+  shape: array<vec4<u32>, 2>,
+  strides: array<vec4<u32>, 8>, // operand 0: out, 1..3: a, b, c
+  scalars: array<vec4<u32>, 4>, // 64-bit slots (kernels/dtypes.h): CPU-scalar inputs, then s0..s4
+}
+// ---- end of lib/elementwise_params.wgsl ----
+// ---- lib/quad_words.wgsl ----
+// Four consecutive elements as the words that hold them: one vec4<u32> of a 4-byte dtype, one
+// vec2<u32> of a 2-byte one, one u32 of a 1-byte one; spread into (or packed from) four u32 words so
+// that one lane-extracting load serves every size.
+
+fn quad_words_4(v: vec4<u32>) -> array<u32, 4> {
+  return array<u32, 4>(v.x, v.y, v.z, v.w);
+}
+
+fn quad_words_2(v: vec2<u32>) -> array<u32, 4> {
+  return array<u32, 4>(v.x, v.y, 0u, 0u);
+}
+
+fn quad_words_1(v: u32) -> array<u32, 4> {
+  return array<u32, 4>(v, 0u, 0u, 0u);
+}
+
+// r0..r3: the stored forms of four elements, each in the low bits of its u32.
+fn pack_quad_4(r0: u32, r1: u32, r2: u32, r3: u32) -> vec4<u32> {
+  return vec4<u32>(r0, r1, r2, r3);
+}
+
+fn pack_quad_2(r0: u32, r1: u32, r2: u32, r3: u32) -> vec2<u32> {
+  return vec2<u32>(r0 | (r1 << 16u), r2 | (r3 << 16u));
+}
+
+fn pack_quad_1(r0: u32, r1: u32, r2: u32, r3: u32) -> u32 {
+  return r0 | (r1 << 8u) | (r2 << 16u) | (r3 << 24u);
+}
+// ---- end of lib/quad_words.wgsl ----
+// ---- lib/elementwise_value.wgsl ----
+// One element of an op of backend/ops.yaml: its position e in the launch, its inputs a, b, c in the
+// computation type T (or bool for an input the op reads as a condition), its scalar parameters
+// s0..s4, and {{expression}}, the row's WGSL for T; the result in the stored form of out's dtype. Inputs and parameters the op does not
+// have are zeros the expression never reads.
+
+{{helpers}}
+
+fn value(e: u32, a: {{a_type}}, b: {{b_type}}, c: {{c_type}}) -> {{store_type}} {
+  let s0 = {{s0}};
+  let s1 = {{s1}};
+  let s2 = {{s2}};
+  let s3 = {{s3}};
+  let s4 = {{s4}};
+  let r = {{expression}};
+  return {{store}};
+}
+// ---- end of lib/elementwise_value.wgsl ----
+@group(0) @binding(0) var<storage, read_write> dst: array<{{out_quad}}>;
+@group(0) @binding({{a_binding}}) var<storage, read_write> in_a: array<{{a_quad}}>;
+@group(0) @binding({{b_binding}}) var<storage, read_write> in_b: array<{{b_quad}}>;
+@group(0) @binding({{c_binding}}) var<storage, read_write> in_c: array<{{c_quad}}>;
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
+
+// Thread t's four elements of each input, as words (zeros for an input that binds nothing).
+fn words_a(t: u32) -> array<u32, 4> {
+  return {{words_a}};
+}
+
+fn words_b(t: u32) -> array<u32, 4> {
+  return {{words_b}};
+}
+
+fn words_c(t: u32) -> array<u32, 4> {
+  return {{words_c}};
+}
+
+// Element j of four, from their words, in the type value() takes.
+fn lane_a(w: array<u32, 4>, j: u32) -> {{a_type}} {
+  return {{lane_a}};
+}
+
+fn lane_b(w: array<u32, 4>, j: u32) -> {{b_type}} {
+  return {{lane_b}};
+}
+
+fn lane_c(w: array<u32, 4>, j: u32) -> {{c_type}} {
+  return {{lane_c}};
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, WORKGROUP_SIZE);
+  if (t >= p.numel) { return; }
+  let wa = words_a(t);
+  let wb = words_b(t);
+  let wc = words_c(t);
+  let r0 = value(4u * t + 0u, lane_a(wa, 0u), lane_b(wb, 0u), lane_c(wc, 0u));
+  let r1 = value(4u * t + 1u, lane_a(wa, 1u), lane_b(wb, 1u), lane_c(wc, 1u));
+  let r2 = value(4u * t + 2u, lane_a(wa, 2u), lane_b(wb, 2u), lane_c(wc, 2u));
+  let r3 = value(4u * t + 3u, lane_a(wa, 3u), lane_b(wb, 3u), lane_c(wc, 3u));
+  dst[(p.out_offset >> 2u) + t] = {{pack}}(r0, r1, r2, r3);
+}
+)wgsl",
+elementwise_quad_holes, 28};
+
+inline constexpr std::string_view fill_holes[] = {"dst_array", "workgroup_size", "rank", "lanes_log2", "store_type", "value", "main"};
+inline constexpr Family fill{"fill",
+R"wgsl(// Fill: every element of a strided destination set to one value, given as its bits in the
+// destination's dtype (p.bits: the low word, and the high one for 8-byte dtypes). One variant per
+// (element size, rank, store).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/strided_index.wgsl ----
+// Index arithmetic of strided tensors (copy and elementwise): the family's Params holds the launch's
+// `shape` (array<vec4<u32>, 2>: up to eight dimensions, dimension 0 varying fastest, TensorIterator's
+// order) and, per operand k, its strides in `strides[2k]` and `strides[2k + 1]`; the family declares
+// `const RANK: u32` (the loop below then has a constant trip count the driver unrolls). All u32:
+// nothing here is a signed `%` whose result would be the driver's choice.
+
+fn strided_index(i: u32, operand: u32, offset: u32) -> u32 {
+  var rest = i;
+  var index = offset;
+  for (var d = 0u; d + 1u < RANK; d++) {
+    let extent = p.shape[d >> 2u][d & 3u];
+    index += (rest % extent) * p.strides[2u * operand + (d >> 2u)][d & 3u];
+    rest = rest / extent;
+  }
+  let last = RANK - 1u;
+  return index + rest * p.strides[2u * operand + (last >> 2u)][last & 3u];
+}
+// ---- end of lib/strided_index.wgsl ----
+struct Params {
+  numel: u32,
+  out_offset: u32,
+  words: u32,      // packed destination, dense: words written (parts/store_word.wgsl)
+  first_word: u32,
+  bits: vec2<u32>,
+  shape: array<vec4<u32>, 2>,
+  strides: array<vec4<u32>, 2>, // operand 0: dst
+}
+
+@group(0) @binding(0) var<storage, read_write> dst: array<{{dst_array}}>;
+@group(0) @binding(1) var<uniform> p: Params;
+
+const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
+const RANK: u32 = {{rank}}u;
+const LANES_LOG2: u32 = {{lanes_log2}}u;
+
+fn dst_index(e: u32) -> u32 {
+  return strided_index(e, 0u, p.out_offset);
+}
+
+fn element(e: u32) -> {{store_type}} {
+  return {{value}};
+}
+
+{{main}}
+)wgsl",
+fill_holes, 7};
+
 inline constexpr std::string_view gather_holes[] = {"index_type", "workgroup_size"};
 inline constexpr Family gather{"gather",
 R"wgsl(// Row gather (index_select, embedding): out[a, i, :] = self[a, index[i], :] over contiguous views,
@@ -2735,5 +3118,58 @@ R"wgsl(bytes beyond it. (The conversions to u32 and
 }
 )wgsl",
 upsample_holes, 11};
+
+inline constexpr std::string_view part_store_plain =
+R"wgsl(// One element per thread, into a destination of 4- or 8-byte elements: element(e) is the stored form
+// of element e, dst_index(e) where it goes.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, WORKGROUP_SIZE);
+  if (t >= p.numel) { return; }
+  dst[dst_index(t)] = element(t);
+}
+)wgsl";
+
+inline constexpr std::string_view part_store_scatter =
+R"wgsl(// One element per thread, into a strided destination of packed 1- or 2-byte elements (dst is
+// array<atomic<u32>>): neighbouring elements share words with other threads, and with memory outside
+// the tensor, so only this element's lane is replaced, atomically.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, WORKGROUP_SIZE);
+  if (t >= p.numel) { return; }
+  let bits = 32u >> LANES_LOG2;
+  let mask = (1u << bits) - 1u;
+  let d = dst_index(t);
+  let w = d >> LANES_LOG2;
+  let s = (d & ((1u << LANES_LOG2) - 1u)) * bits;
+  let v = element(t);
+  atomicAnd(&dst[w], ~(mask << s));
+  atomicOr(&dst[w], (v & mask) << s);
+}
+)wgsl";
+
+inline constexpr std::string_view part_store_word =
+R"wgsl(// One whole u32 word per thread, into a dense destination of packed 1- or 2-byte elements: words
+// p.first_word .. p.first_word + p.words - 1 hold elements p.out_offset .. p.out_offset + p.numel - 1.
+// Only the first and last words can hold bytes outside the tensor; those keep their old contents.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, WORKGROUP_SIZE);
+  if (t >= p.words) { return; }
+  let lanes = 1u << LANES_LOG2;
+  let bits = 32u >> LANES_LOG2;
+  let w = p.first_word + t;
+  var word = 0u;
+  if (t == 0u || t + 1u == p.words) { word = dst[w]; }
+  for (var j = 0u; j < lanes; j++) {
+    let e = w * lanes + j;
+    if (e >= p.out_offset && e - p.out_offset < p.numel) {
+      word = insertBits(word, element(e - p.out_offset), j * bits, bits);
+    }
+  }
+  dst[w] = word;
+}
+)wgsl";
 
 } // namespace torch_dml::kernels::wgsl
