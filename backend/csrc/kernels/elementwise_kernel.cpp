@@ -225,7 +225,7 @@ void launch_piece(runtime::DeviceContext& context, const ElementwiseProblem& pr)
   if (quad_path(pr, spec.store)) {
     bool aligned = p.out_offset % 4 == 0;
     for (int k = 0; k < pr.input_count; ++k) aligned = aligned && *offsets[k] % 4 == 0;
-    for (uint32_t b = 0; b < bound; ++b) aligned = aligned && launch.bound_offset(b) % 16 == 0;
+    for (uint32_t b = 0; b < bound; ++b) aligned = aligned && launch.binding(b).offset % 16 == 0;
     if (aligned) {
       spec.quad = true;
       p.numel = static_cast<uint32_t>(pr.numel / 4);

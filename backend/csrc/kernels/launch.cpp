@@ -38,12 +38,6 @@ uint32_t Launch::bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsiz
   return static_cast<uint32_t>(w.element_offset);
 }
 
-bool Launch::fits(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count, uint64_t itemsize) {
-  Launch probe(context, "", t.dtype);
-  probe.bind(t, count, itemsize);
-  return probe.ok();
-}
-
 void Launch::require(bool ok, std::string_view why) {
   if (!ok && reason_.empty()) reason_ = why;
 }

@@ -39,21 +39,14 @@ class Launch {
   // bound window, the offset the kernel adds to its indices.
   uint32_t bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsize = 0);
 
-  // The buffer range bind() chose for operand `i` (a kernel may pick a variant by its alignment).
+  // The buffer range bind() chose for operand `i`: a kernel that loads several elements at once picks
+  // its variant by the alignment of `.offset`.
   const runtime::StorageBinding& binding(uint32_t i) const { return bindings_[i]; }
-
-  // Whether bind(t, count, itemsize) would fit one storage binding: for a plan deciding how to split
-  // its work before it binds anything.
-  static bool fits(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count, uint64_t itemsize = 0);
 
   // Records `why` as the reason the launch cannot run unless `ok` (the first reason is kept).
   void require(bool ok, std::string_view why);
   // Counts the kernel indexes with u32 must stay below 2^32.
   void require_u32(uint64_t count, std::string_view what);
-
-  // The byte offset at which operand `index` (in bind() order) is bound: kernels that load several
-  // elements at once check its alignment.
-  uint64_t bound_offset(uint32_t index) const { return bindings_[index].offset; }
 
   bool ok() const { return reason_.empty(); }
   const std::string& reason() const { return reason_; }
@@ -102,7 +95,8 @@ class Launch {
 };
 
 // Whether `count` elements of `t` from its element_offset (in units of `itemsize` bytes, the dtype's
-// size when 0) fit one storage binding, with indices in the window below 2^32.
+// size when 0) fit one storage binding, with indices in the window below 2^32: what bind() checks, for a
+// plan deciding how to split its work before it binds anything.
 bool fits_one_binding(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count,
                       uint64_t itemsize = 0);
 

@@ -301,7 +301,7 @@ DeviceTensorRef input_part(const ReduceProblem& r, const Extent& e) {
 }
 
 bool extent_fits(runtime::DeviceContext& context, const ReduceProblem& r, const Extent& e) {
-  return Launch::fits(context, input_part(r, e), e.last - e.first + 1);
+  return fits_one_binding(context, input_part(r, e), e.last - e.first + 1);
 }
 
 std::string unsupported_reason(runtime::DeviceContext& context, const ReduceProblem& r, const Plan& plan) {
@@ -316,10 +316,10 @@ std::string unsupported_reason(runtime::DeviceContext& context, const ReduceProb
   const ReduceGeometry& g = r.geometry;
   if (g.out_rank > kMaxCopyRank || g.red_rank > kMaxCopyRank) return "too many dimensions";
   if (g.out_numel > 0xFFFFFFFFull || g.red_numel > 0xFFFFFFFFull) return "more than 2^32 elements";
-  if (!Launch::fits(context, r.out, span(g, g.out_stride)) ||
-      (r.indices && !Launch::fits(context, *r.indices, span(g, g.index_stride))))
+  if (!fits_one_binding(context, r.out, span(g, g.out_stride)) ||
+      (r.indices && !fits_one_binding(context, *r.indices, span(g, g.index_stride))))
     return "an output larger than one storage binding";
-  if (g.out_numel == 0 || Launch::fits(context, r.input, input_span(g))) return "";
+  if (g.out_numel == 0 || fits_one_binding(context, r.input, input_span(g))) return "";
   // A larger input runs in dispatches over ranges of work items, each binding what its items read.
   if (plan.items > 0xFFFFFFFFull) return "more than 2^32 work items";
   for (uint64_t w : {uint64_t{0}, plan.items - 1}) {
@@ -424,7 +424,7 @@ void reduce(runtime::DeviceContext& context, const ReduceProblem& r) {
               context.describe(), ": ", reason);
   const ReduceGeometry& g = r.geometry;
   if (g.out_numel == 0) return;
-  const bool windowed = !Launch::fits(context, r.input, input_span(g));
+  const bool windowed = !fits_one_binding(context, r.input, input_span(g));
   if (plan.slices == 1) {
     launch_range(context, r, plan.spec, plan, 0, plan.items, windowed);
     return;
