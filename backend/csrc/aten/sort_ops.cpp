@@ -1,7 +1,8 @@
 // sort (stable, NaN last ascending and first descending, as on the CPU), argsort (through sort) and
 // topk on the row-sort kernel: the sorted dim is moved last and made contiguous, the kernel writes the
-// permutation, and the values follow through the element gather. Rows longer than the kernel's
-// capacity, and adapters without shader-int64, go to the counted fallback.
+// permutation, and the values follow through the element gather. topk sorts the whole row and keeps
+// the first k (n log^2 n work for rows past the one-workgroup sort, whatever k). Adapters without
+// shader-int64 go to the counted fallback.
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
@@ -12,18 +13,15 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/row_sort.h"
 #include "aten/selection.h"
 #include "kernels/sort_kernel.h"
 
 namespace torch_dml::aten {
-namespace {
 
-// (values, indices) of `self` sorted along `dim`, or nullopt when the kernel cannot.
-std::optional<std::tuple<at::Tensor, at::Tensor>> sorted(const at::Tensor& self, int64_t dim, bool descending) {
-  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  const at::Tensor rows = self.dim() == 0 ? self.reshape({1}) : self.movedim(d, -1).contiguous();
+std::optional<at::Tensor> sort_order(const at::Tensor& rows, bool descending) {
   at::Tensor order = at::empty(rows.sizes(), rows.options().dtype(c10::kLong));
-  if (rows.numel() == 0) return std::make_tuple(self.clone(), order.view(self.sizes()));
+  if (rows.numel() == 0) return order;
   const int64_t length = rows.size(-1);
   kernels::SortProblem problem;
   problem.rows = static_cast<uint64_t>(rows.numel() / length);
@@ -31,14 +29,36 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> sorted(const at::Tensor& self,
   problem.descending = descending;
   problem.out = device_ref(order);
   problem.src = device_ref(rows);
-  runtime::DeviceContext& context = context_of(self);
-  if (!kernels::sort_unsupported_reason(context, problem).empty()) return std::nullopt;
-  {
-    std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::sort_rows(context, problem);
+  at::Tensor keys, positions;
+  if (kernels::sort_merges(problem.length)) {
+    keys = at::empty({2, rows.numel()}, rows.options().dtype(kernels::sort_key_dtype(rows.scalar_type())));
+    positions = at::empty({2, rows.numel()}, rows.options().dtype(c10::kInt));
+    for (int64_t i = 0; i < 2; ++i) {
+      problem.keys[i] = device_ref(keys[i]);
+      problem.positions[i] = device_ref(positions[i]);
+    }
   }
+  runtime::DeviceContext& context = context_of(rows);
+  if (!kernels::sort_unsupported_reason(context, problem).empty()) return std::nullopt;
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::sort_rows(context, problem);
+  return order;
+}
+
+namespace {
+
+// (values, indices) of `self` sorted along `dim`, or nullopt when the kernel cannot.
+std::optional<std::tuple<at::Tensor, at::Tensor>> sorted(const at::Tensor& self, int64_t dim, bool descending) {
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  const at::Tensor rows = self.dim() == 0 ? self.reshape({1}) : self.movedim(d, -1).contiguous();
+  if (rows.numel() == 0) return std::make_tuple(self.clone(), at::empty(self.sizes(), self.options().dtype(c10::kLong)));
+  const std::optional<at::Tensor> sorted_order = sort_order(rows, descending);
+  if (!sorted_order) return std::nullopt;
+  const at::Tensor& order = *sorted_order;
+  const int64_t length = rows.size(-1);
+  const int64_t row_count = rows.numel() / length;
   // Row r's element j sits at r * length + order[r, j] in `rows`.
-  const at::Tensor row_starts = (at::arange(static_cast<int64_t>(problem.rows), order.options()) * length)
+  const at::Tensor row_starts = (at::arange(row_count, order.options()) * length)
                                     .view({-1, 1});
   const std::optional<at::Tensor> values = take_linear(rows, (order.view({-1, length}) + row_starts).view(rows.sizes()));
   if (!values) return std::nullopt;

@@ -1802,14 +1802,15 @@ fn log_softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_wo
 )wgsl",
 softmax_holes, 9};
 
-inline constexpr std::string_view sort_holes[] = {"capacity", "src_array", "key", "key_function", "load", "key_of_v", "workgroup_size"};
+inline constexpr std::string_view sort_holes[] = {"capacity", "key", "workgroup_size", "src_array", "key_function", "load", "key_of_v"};
 inline constexpr Family sort{"sort",
 R"wgsl(// Row sort (sort, argsort, topk): one workgroup sorts a row of up to {{capacity}} elements in workgroup
-// memory with a bitonic network and writes the permutation (the values follow by a gather). Elements
-// compare as unsigned integer keys made from their bits: order-preserving for floats (-0.0 folded
-// onto 0.0, every NaN made the largest key, as PyTorch orders them) and for integers, and inverted for
-// a descending sort. Ties go to the lower index, so the network's result is the stable order, and no
-// comparison depends on how a driver treats NaN or infinities.
+// memory with a bitonic network (lib/bitonic_rows.wgsl) and writes the permutation (the values follow
+// by a gather); longer rows go through sort_runs.wgsl and sort_merge.wgsl. Elements compare as
+// unsigned integer keys made from their bits: order-preserving for floats (-0.0 folded onto 0.0, every
+// NaN made the largest key, as PyTorch orders them) and for integers, and inverted for a descending
+// sort. Ties go to the lower index, so the network's result is the stable order, and no comparison
+// depends on how a driver treats NaN or infinities.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
 
@@ -1821,6 +1822,46 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
+// ---- lib/bitonic_rows.wgsl ----
+// The in-workgroup bitonic network of the row sorts (sort.wgsl, sort_runs.wgsl): `count` keys in
+// `keys`, their positions in `slots`, sorted by key and then by position. Ties going to the lower
+// position make the network's unstable exchanges give the stable order; slots at or past `count` are
+// padding and sort last. `width` (a power of two, at most {{capacity}}) and `count` must be uniform:
+// the network synchronises the workgroup between its stages.
+
+var<workgroup> keys: array<{{key}}, {{capacity}}>;
+var<workgroup> slots: array<u32, {{capacity}}>;
+
+fn before(a: u32, b: u32, count: u32) -> bool {
+  let ia = slots[a];
+  let ib = slots[b];
+  if (ia >= count || ib >= count) { return ia < ib; }
+  if (keys[a] != keys[b]) { return keys[a] < keys[b]; }
+  return ia < ib;
+}
+
+fn bitonic_sort(lane: u32, width: u32, count: u32) {
+  for (var k = 2u; k <= width; k = k << 1u) {
+    for (var j = k >> 1u; j > 0u; j = j >> 1u) {
+      for (var i = lane; i < width; i += {{workgroup_size}}u) {
+        let l = i ^ j;
+        if (l > i) {
+          let ascending = (i & k) == 0u;
+          if (before(l, i, count) == ascending) {
+            let key = keys[i];
+            keys[i] = keys[l];
+            keys[l] = key;
+            let slot = slots[i];
+            slots[i] = slots[l];
+            slots[l] = slot;
+          }
+        }
+      }
+      workgroupBarrier();
+    }
+  }
+}
+// ---- end of lib/bitonic_rows.wgsl ----
 struct Params {
   rows: u32,
   length: u32,      // at most {{capacity}}
@@ -1834,9 +1875,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> src: {{src_array}};
 @group(0) @binding(2) var<uniform> p: Params;
 
-var<workgroup> keys: array<{{key}}, {{capacity}}>;
-var<workgroup> slots: array<u32, {{capacity}}>;
-
 {{key_function}}
 
 fn key_at(i: u32) -> {{key}} {
@@ -1844,15 +1882,6 @@ fn key_at(i: u32) -> {{key}} {
   let k = {{key_of_v}};
   if (p.descending != 0u) { return ~k; }
   return k;
-}
-
-// Whether slot a's element goes before slot b's: padding (index >= length) last, then by key, then by index.
-fn before(a: u32, b: u32) -> bool {
-  let ia = slots[a];
-  let ib = slots[b];
-  if (ia >= p.length || ib >= p.length) { return ia < ib; }
-  if (keys[a] != keys[b]) { return keys[a] < keys[b]; }
-  return ia < ib;
 }
 
 @compute @workgroup_size({{workgroup_size}})
@@ -1866,13 +1895,128 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
     if (i < p.length) { keys[i] = key_at(p.src_offset + base + i); }
   }
   workgroupBarrier();
-  for (var k = 2u; k <= p.width; k = k << 1u) {
+  bitonic_sort(lane, p.width, p.length);
+  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
+    out[p.out_offset + base + i] = i64(slots[i]);
+  }
+}
+)wgsl",
+sort_holes, 7};
+
+inline constexpr std::string_view sort_merge_holes[] = {"key", "workgroup_size"};
+inline constexpr Family sort_merge{"sort_merge",
+R"wgsl(// One merge pass of the long-row sort: pairs of sorted runs of `run` elements (keys with their row
+// positions, from sort_runs.wgsl or the previous pass) become sorted runs of 2 * `run`. Each element
+// finds its place by itself: its rank in its own run plus the number of elements of the partner run
+// that go before it, found by binary search. The left run holds the lower positions, so among equal
+// keys its elements go first (the partner's equal keys count for a right-run element, not for a
+// left-run one): the merge keeps the stable order, and every thread writes one distinct slot. The last
+// pass writes the positions as int64 to `out` instead.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  rows: u32,
+  length: u32,
+  run: u32,              // the sorted runs' length (a power of two; the last run of a row may be shorter)
+  last: u32,             // 1: write int64 positions to `out`
+  keys_in_offset: u32,
+  positions_in_offset: u32,
+  keys_out_offset: u32,
+  positions_out_offset: u32,
+  out_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> keys_in: array<{{key}}>;
+@group(0) @binding(1) var<storage, read_write> positions_in: array<u32>;
+@group(0) @binding(2) var<storage, read_write> keys_out: array<{{key}}>;
+@group(0) @binding(3) var<storage, read_write> positions_out: array<u32>;
+@group(0) @binding(4) var<storage, read_write> out: array<i64>;
+@group(0) @binding(5) var<uniform> p: Params;
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let e = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (e >= p.rows * p.length) { return; }
+  let row = e / p.length;
+  let base = row * p.length;
+  let i = e - base;
+  let start = i / p.run * p.run;
+  let left = (i / p.run) % 2u == 0u;
+  let key = keys_in[p.keys_in_offset + e];
+  var slot = i;
+  let partner = select(start - p.run, start + p.run, left);
+  if (partner < p.length) {
+    var low = partner;
+    var high = min(partner + p.run, p.length);
+    while (low < high) {
+      let middle = (low + high) / 2u;
+      let other = keys_in[p.keys_in_offset + base + middle];
+      if (other < key || (!left && other == key)) { low = middle + 1u; } else { high = middle; }
+    }
+    slot = min(start, partner) + (i - start) + (low - partner);
+  }
+  let position = positions_in[p.positions_in_offset + e];
+  if (p.last != 0u) {
+    out[p.out_offset + base + slot] = i64(position);
+  } else {
+    keys_out[p.keys_out_offset + base + slot] = key;
+    positions_out[p.positions_out_offset + base + slot] = position;
+  }
+}
+)wgsl",
+sort_merge_holes, 2};
+
+inline constexpr std::string_view sort_runs_holes[] = {"capacity", "key", "workgroup_size", "src_array", "key_function", "load", "key_of_v"};
+inline constexpr Family sort_runs{"sort_runs",
+R"wgsl(// First step of the sort of rows longer than one workgroup holds (sort.wgsl has the keys): each
+// workgroup sorts one run of up to {{capacity}} consecutive elements of a row with the bitonic network
+// and writes the run's keys and their positions in the row, for sort_merge.wgsl to merge.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/bitonic_rows.wgsl ----
+// The in-workgroup bitonic network of the row sorts (sort.wgsl, sort_runs.wgsl): `count` keys in
+// `keys`, their positions in `slots`, sorted by key and then by position. Ties going to the lower
+// position make the network's unstable exchanges give the stable order; slots at or past `count` are
+// padding and sort last. `width` (a power of two, at most {{capacity}}) and `count` must be uniform:
+// the network synchronises the workgroup between its stages.
+
+var<workgroup> keys: array<{{key}}, {{capacity}}>;
+var<workgroup> slots: array<u32, {{capacity}}>;
+
+fn before(a: u32, b: u32, count: u32) -> bool {
+  let ia = slots[a];
+  let ib = slots[b];
+  if (ia >= count || ib >= count) { return ia < ib; }
+  if (keys[a] != keys[b]) { return keys[a] < keys[b]; }
+  return ia < ib;
+}
+
+fn bitonic_sort(lane: u32, width: u32, count: u32) {
+  for (var k = 2u; k <= width; k = k << 1u) {
     for (var j = k >> 1u; j > 0u; j = j >> 1u) {
-      for (var i = lane; i < p.width; i += {{workgroup_size}}u) {
+      for (var i = lane; i < width; i += {{workgroup_size}}u) {
         let l = i ^ j;
         if (l > i) {
           let ascending = (i & k) == 0u;
-          if (before(l, i) == ascending) {
+          if (before(l, i, count) == ascending) {
             let key = keys[i];
             keys[i] = keys[l];
             keys[l] = key;
@@ -1885,12 +2029,54 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
       workgroupBarrier();
     }
   }
-  for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
-    out[p.out_offset + base + i] = i64(slots[i]);
+}
+// ---- end of lib/bitonic_rows.wgsl ----
+struct Params {
+  rows: u32,
+  length: u32,           // the row's length
+  runs: u32,             // runs per row: length / {{capacity}}, rounded up
+  descending: u32,
+  src_offset: u32,
+  keys_offset: u32,
+  positions_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> keys_out: array<{{key}}>;
+@group(0) @binding(1) var<storage, read_write> positions_out: array<u32>;
+@group(0) @binding(2) var<storage, read_write> src: {{src_array}};
+@group(0) @binding(3) var<uniform> p: Params;
+
+{{key_function}}
+
+fn key_at(i: u32) -> {{key}} {
+  let v = {{load}};
+  let k = {{key_of_v}};
+  if (p.descending != 0u) { return ~k; }
+  return k;
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {
+  let run = flat_group(group, groups);
+  if (run >= p.rows * p.runs) { return; }
+  let row = run / p.runs;
+  let first = (run - row * p.runs) * {{capacity}}u;
+  let count = min({{capacity}}u, p.length - first);
+  let base = row * p.length + first;
+  for (var i = lane; i < {{capacity}}u; i += {{workgroup_size}}u) {
+    slots[i] = i;
+    if (i < count) { keys[i] = key_at(p.src_offset + base + i); }
+  }
+  workgroupBarrier();
+  bitonic_sort(lane, {{capacity}}u, count);
+  for (var i = lane; i < count; i += {{workgroup_size}}u) {
+    keys_out[p.keys_offset + base + i] = keys[i];
+    positions_out[p.positions_offset + base + i] = first + slots[i];
   }
 }
 )wgsl",
-sort_holes, 7};
+sort_runs_holes, 7};
 
 inline constexpr std::string_view take_holes[] = {"index_type", "lanes_log2", "wide", "workgroup_size"};
 inline constexpr Family take{"take",
