@@ -1,12 +1,11 @@
 // Row sort (sort, argsort, topk): one workgroup sorts a row of up to {{capacity}} elements in workgroup
-// memory with a bitonic network (lib/bitonic_rows.wgsl) and writes the permutation (the values follow
-// by a gather); longer rows go through sort_runs.wgsl and sort_merge.wgsl. Elements compare as
-// unsigned integer keys made from their bits: order-preserving for floats (-0.0 folded onto 0.0, every
-// NaN made the largest key, as PyTorch orders them) and for integers, and inverted for a descending
-// sort. Ties go to the lower index, so the network's result is the stable order, and no comparison
-// depends on how a driver treats NaN or infinities.
+// memory (lib/merge_rows.wgsl) and writes the permutation (the values follow by a gather); longer rows
+// go through sort_runs.wgsl and sort_merge.wgsl. Elements compare as unsigned integer keys made from
+// their bits: order-preserving for floats (-0.0 folded onto 0.0, every NaN made the largest key, as
+// PyTorch orders them) and for integers, and inverted for a descending sort. Ties keep index order, so
+// the result is the stable order, and no comparison depends on how a driver treats NaN or infinities.
 //! include lib/grid.wgsl
-//! include lib/bitonic_rows.wgsl
+//! include lib/merge_rows.wgsl
 
 struct Params {
   rows: u32,
@@ -38,10 +37,11 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   let base = row * p.length;
   for (var i = lane; i < p.width; i += {{workgroup_size}}u) {
     slots[i] = i;
+    keys[i] = pad_key();
     if (i < p.length) { keys[i] = key_at(p.src_offset + base + i); }
   }
   workgroupBarrier();
-  bitonic_sort(lane, p.width, p.length);
+  merge_sort(lane, p.width);
   for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
     out[p.out_offset + base + i] = i64(slots[i]);
   }

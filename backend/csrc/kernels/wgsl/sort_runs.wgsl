@@ -1,8 +1,8 @@
 // First step of the sort of rows longer than one workgroup holds (sort.wgsl has the keys): each
-// workgroup sorts one run of up to {{capacity}} consecutive elements of a row with the bitonic network
-// and writes the run's keys and their positions in the row, for sort_merge.wgsl to merge.
+// workgroup sorts one run of up to {{capacity}} consecutive elements of a row (lib/merge_rows.wgsl) and
+// writes the run's keys and their positions in the row, for sort_merge.wgsl to merge.
 //! include lib/grid.wgsl
-//! include lib/bitonic_rows.wgsl
+//! include lib/merge_rows.wgsl
 
 struct Params {
   rows: u32,
@@ -39,10 +39,11 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   let base = row * p.length + first;
   for (var i = lane; i < {{capacity}}u; i += {{workgroup_size}}u) {
     slots[i] = i;
+    keys[i] = pad_key();
     if (i < count) { keys[i] = key_at(p.src_offset + base + i); }
   }
   workgroupBarrier();
-  bitonic_sort(lane, {{capacity}}u, count);
+  merge_sort(lane, {{capacity}}u);
   for (var i = lane; i < count; i += {{workgroup_size}}u) {
     keys_out[p.keys_offset + base + i] = keys[i];
     positions_out[p.positions_offset + base + i] = first + slots[i];
