@@ -32,7 +32,7 @@ at::Tensor pick_positions(const at::Tensor& rows, Pick pick, int64_t k) {
   const at::TensorOptions positions = rows.options().dtype(c10::kLong);
   if (pick == Pick::Kth) return at::full({rows.size(0)}, k - 1, positions);
   if (!at::isFloatingType(rows.scalar_type())) return at::full({rows.size(0)}, (length - 1) / 2, positions);
-  const at::Tensor nans = at::isnan(rows).sum(-1, false, c10::kLong);
+  const at::Tensor nans = at::isnan(rows).to(c10::kLong).sum(-1);
   if (pick == Pick::Median)
     return at::where(nans > 0, at::full({}, length, positions) - nans, at::full({}, (length - 1) / 2, positions));
   return at::floor_divide(at::full({}, length - 1, positions) - nans, 2).clamp_min_(0);
@@ -106,7 +106,7 @@ std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, i
                                                                                           indices);
 }
 
-std::tuple<at::Tensor&, at::Tensor&> kthvalue_out(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim,
+std::tuple<at::Tensor&, at::Tensor&> kth_value_out(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim,
                                                   at::Tensor& values, at::Tensor& indices) {
   c10::DeviceGuard guard(self.device());
   const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
@@ -123,7 +123,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nanmedian", TORCH_FN(nanmedian_all));
   m.impl("median.dim_values", TORCH_FN(median_dim_out));
   m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
-  m.impl("kthvalue.values", TORCH_FN(kthvalue_out));
+  m.impl("kthvalue.values", TORCH_FN(kth_value_out));
 }
 
 } // namespace

@@ -43,7 +43,7 @@ at::Tensor random_keys(int64_t n, const at::TensorOptions& options, const std::o
   return high * (int64_t{1} << 39) + middle * (int64_t{1} << 15) + at::floor_divide(low, int64_t{1} << 9);
 }
 
-at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> generator, at::Tensor& out) {
+at::Tensor& permutation_out(int64_t n, std::optional<at::Generator> generator, at::Tensor& out) {
   TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
   if (!permutable(out.scalar_type()))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::randperm_generator_out>::call(n, generator, out);
@@ -59,7 +59,7 @@ at::Tensor& randperm_out(int64_t n, std::optional<at::Generator> generator, at::
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("randperm.generator_out", TORCH_FN(randperm_out));
+  m.impl("randperm.generator_out", TORCH_FN(permutation_out));
 }
 
 } // namespace
