@@ -3,6 +3,7 @@ passes with the CPU's stable order; randperm, median, nanmedian and kthvalue run
 same row sort."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -113,17 +114,19 @@ def test_randperm_reproducible_from_the_seed_and_a_generator():
     assert torch.equal(d, out.cpu())
 
 
-def test_randperm_errors_as_on_the_cpu():
-    with pytest.raises(RuntimeError, match="non-negative"):
-        torch.randperm(-1, device="dml")
-    with pytest.raises(RuntimeError, match="2049"):
-        torch.randperm(3000, dtype=torch.float16, device="dml")
+@pytest.mark.parametrize("n,dtype", [(-1, torch.int64), (3000, torch.float16)], ids=str)
+def test_randperm_errors_as_on_the_cpu(n, dtype):
+    with pytest.raises(RuntimeError) as expected:
+        torch.randperm(n, dtype=dtype)
+    with pytest.raises(RuntimeError, match=re.escape(str(expected.value))):
+        torch.randperm(n, dtype=dtype, device="dml")
 
 
 def _with_nans(shape, dtype, every):
     x = make_tensor(shape, dtype, seed=2)
     if dtype.is_floating_point:
         x.view(-1)[::every] = float("nan")
+    if x.numel() > 2:
         x.view(-1)[1::5] = x.view(-1)[2]  # repeated values: the index rule shows
     return x
 
@@ -176,6 +179,7 @@ def test_out_forms_and_errors():
     expected = torch.median(x, dim=1)
     _equal(values, expected.values)
     _equal(indices, expected.indices)
+    values, indices = values.resize_(0), indices.resize_(0)
     torch.kthvalue(x.to("dml"), 3, dim=0, out=(values, indices))
     _equal(values, torch.kthvalue(x, 3, dim=0).values)
     with torch_dml.strict(False), pytest.raises(RuntimeError, match="out of range"):
