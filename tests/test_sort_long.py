@@ -63,13 +63,23 @@ def test_other_dims_and_non_contiguous_inputs():
     _equal(torch.msort(x.to("dml")), torch.msort(x))
 
 
+@pytest.mark.parametrize("k", [1, 50, 1000, 1500, 3000])
 @pytest.mark.parametrize("largest", [True, False])
-def test_topk_over_a_vocabulary(largest):
-    logits = make_tensor((2, 50257), torch.float32)
-    values, indices = torch.topk(logits.to("dml"), 50, dim=-1, largest=largest)
-    expected, _ = torch.topk(logits, 50, dim=-1, largest=largest)
+def test_topk_over_a_vocabulary(largest, k):
+    logits = _with_specials((2, 50257), torch.float32)
+    values, indices = torch.topk(logits.to("dml"), k, dim=-1, largest=largest)
+    expected, _ = torch.topk(logits, k, dim=-1, largest=largest)
     _equal(values, expected)
     _equal(torch.gather(logits.to("dml"), 1, indices), expected)
+
+
+@pytest.mark.parametrize("k", [0, 7, 4097])
+def test_topk_of_long_rows_along_other_dims(k):
+    x = make_tensor((4097, 3), torch.int16)
+    values, indices = torch.topk(x.to("dml"), k, dim=0)
+    expected, _ = torch.topk(x, k, dim=0)
+    _equal(values, expected)
+    _equal(torch.gather(x.to("dml"), 0, indices), expected)
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 10, 1024, 1025, 100000])
@@ -161,7 +171,8 @@ def test_nanmedian_of_all_nan_rows():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("shape,dim,k", [((9,), 0, 1), ((4, 1500), 1, 700), ((6, 5), 0, 6), ((2, 3, 2000), -1, 2000)],
+@pytest.mark.parametrize("shape,dim,k", [((9,), 0, 1), ((4, 1500), 1, 700), ((6, 5), 0, 6), ((2, 3, 2000), -1, 2000),
+                                         ((2, 5000), 1, 3)],
                          ids=str)
 def test_kthvalue_as_on_the_cpu(shape, dim, k, dtype):
     x = _with_nans(shape, dtype, every=31)

@@ -47,12 +47,14 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> picked(const at::Tensor& self,
   const at::Tensor moved = self.dim() == 0 ? self.reshape({1}) : self.movedim(d, -1);
   const int64_t length = moved.size(-1);
   const at::Tensor rows = moved.contiguous().view({-1, length});
-  const std::optional<at::Tensor> order = sort_order(rows, false);
+  // kthvalue needs only the first k of each sorted row (the sort then merges only those).
+  const std::optional<at::Tensor> order = sort_order(rows, false, pick == Pick::Kth ? k : -1);
   if (!order) return std::nullopt;
-  const at::Tensor row_starts = at::arange(rows.size(0), order->options()) * length;
-  const std::optional<at::Tensor> indices = take_linear(*order, row_starts + pick_positions(rows, pick, k));
+  const at::Tensor row_numbers = at::arange(rows.size(0), order->options());
+  const std::optional<at::Tensor> indices =
+      take_linear(*order, row_numbers * order->size(-1) + pick_positions(rows, pick, k));
   if (!indices) return std::nullopt;
-  const std::optional<at::Tensor> values = take_linear(rows, row_starts + *indices);
+  const std::optional<at::Tensor> values = take_linear(rows, row_numbers * length + *indices);
   if (!values) return std::nullopt;
   std::vector<int64_t> shape(moved.sizes().begin(), moved.sizes().end() - 1);
   at::Tensor v = values->view(shape), i = indices->view(shape);

@@ -5,6 +5,7 @@
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace torch_dml::kernels {
@@ -74,9 +75,17 @@ struct MergePlan {
   std::vector<wgsl::SortMergeParams> merge_params;
 };
 
+// Elements of a row of `length` made of runs of `run` once each run (a merged pair: `run` doubled) keeps
+// its first `keep`.
+uint64_t kept_length(uint64_t length, uint64_t run, uint64_t keep) {
+  const uint64_t runs = (length + run - 1) / run;
+  return (runs - 1) * keep + std::min(length - (runs - 1) * run, keep);
+}
+
 MergePlan merge_plan(runtime::DeviceContext& context, const SortProblem& s) {
   MergePlan plan{Launch(context, "sort", s.src.dtype), {}, {}, {}};
   const uint64_t n = s.rows * s.length;
+  const uint64_t wanted = s.keep == 0 ? s.length : std::min(s.keep, s.length);
   require_sortable(plan.runs, context, s);
   plan.runs.require(s.keys[0].dtype == sort_key_dtype(s.src.dtype) && s.keys[1].dtype == s.keys[0].dtype &&
                         s.positions[0].dtype == c10::kInt && s.positions[1].dtype == c10::kInt,
@@ -87,22 +96,29 @@ MergePlan merge_plan(runtime::DeviceContext& context, const SortProblem& s) {
   r.length = static_cast<uint32_t>(s.length);
   r.runs = static_cast<uint32_t>((s.length + kSortCapacity - 1) / kSortCapacity);
   r.descending = s.descending ? 1u : 0u;
+  r.keep = static_cast<uint32_t>(std::min(wanted, kSortCapacity));
+  uint64_t length = kept_length(s.length, kSortCapacity, r.keep);
+  r.out_length = static_cast<uint32_t>(length);
   r.keys_offset = plan.runs.bind(s.keys[0], n);
   r.positions_offset = plan.runs.bind(s.positions[0], n);
   r.src_offset = plan.runs.bind(s.src, n);
   int pass = 0;
-  for (uint64_t run = kSortCapacity; run < s.length; run *= 2, ++pass) {
+  for (uint64_t run = r.keep; run < length; run = std::min(2 * run, wanted), ++pass) {
     Launch& launch = plan.merges.emplace_back(context, "sort", s.src.dtype);
     wgsl::SortMergeParams& m = plan.merge_params.emplace_back();
+    const uint64_t keep = std::min(2 * run, wanted);
     m.rows = r.rows;
-    m.length = r.length;
+    m.length = static_cast<uint32_t>(length);
     m.run = static_cast<uint32_t>(run);
-    m.last = run * 2 >= s.length ? 1u : 0u;
+    m.keep = static_cast<uint32_t>(keep);
+    length = kept_length(length, 2 * run, keep);
+    m.out_length = static_cast<uint32_t>(length);
+    m.last = length <= keep ? 1u : 0u;
     m.keys_in_offset = launch.bind(s.keys[pass % 2], n);
     m.positions_in_offset = launch.bind(s.positions[pass % 2], n);
     m.keys_out_offset = launch.bind(s.keys[1 - pass % 2], n);
     m.positions_out_offset = launch.bind(s.positions[1 - pass % 2], n);
-    m.out_offset = launch.bind(s.out, n);
+    m.out_offset = launch.bind(s.out, s.rows * wanted);
   }
   return plan;
 }
@@ -155,7 +171,7 @@ void sort_rows(runtime::DeviceContext& context, const SortProblem& s) {
   };
   for (size_t pass = 0; pass < plan.merges.size(); ++pass)
     plan.merges[pass].run(wide ? "sort_merge/u64" : "sort_merge/u32", merge_source, plan.merge_params[pass],
-                          groups_for(s.rows * s.length));
+                          groups_for(s.rows * plan.merge_params[pass].length));
 }
 
 } // namespace torch_dml::kernels

@@ -15,6 +15,9 @@ constexpr uint64_t kSortCapacity = 1024;
 struct SortProblem {
   uint64_t rows = 0, length = 0;
   bool descending = false;
+  // Rows longer than kSortCapacity only: 0, or the count of leading sorted positions wanted (topk): the
+  // merges then carry only that many per run, and `out` holds rows * keep positions.
+  uint64_t keep = 0;
   DeviceTensorRef out; // int64: positions within the row, in sorted order
   DeviceTensorRef src; // contiguous rows
   // Rows longer than kSortCapacity only: two buffers of rows * length keys (sort_key_dtype) and two

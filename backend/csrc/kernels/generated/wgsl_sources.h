@@ -1924,8 +1924,9 @@ R"wgsl(// One merge pass of the long-row sort: pairs of sorted runs of `run` ele
 // finds its place by itself: its rank in its own run plus the number of elements of the partner run
 // that go before it, found by binary search. The left run holds the lower positions, so among equal
 // keys its elements go first (the partner's equal keys count for a right-run element, not for a
-// left-run one): the merge keeps the stable order, and every thread writes one distinct slot. The last
-// pass writes the positions as int64 to `out` instead.
+// left-run one): the merge keeps the stable order, and every thread writes one distinct slot. A merged
+// pair keeps its first `keep` elements only (topk: the rest can never reach the first k), so the row
+// shrinks to `out_length`. The last pass writes the positions as int64 to `out` instead.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
 
@@ -1940,8 +1941,10 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 struct Params {
   rows: u32,
   length: u32,
-  run: u32,              // the sorted runs' length (a power of two; the last run of a row may be shorter)
+  run: u32,              // the sorted runs' length (the last run of a row may be shorter)
   last: u32,             // 1: write int64 positions to `out`
+  keep: u32,             // elements kept of each merged pair: 2 * run, or fewer for topk
+  out_length: u32,       // the output row's length
   keys_in_offset: u32,
   positions_in_offset: u32,
   keys_out_offset: u32,
@@ -1966,7 +1969,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let start = i / p.run * p.run;
   let left = (i / p.run) % 2u == 0u;
   let key = keys_in[p.keys_in_offset + e];
-  var slot = i;
+  var rank = i - start;
   let partner = select(start - p.run, start + p.run, left);
   if (partner < p.length) {
     var low = partner;
@@ -1976,14 +1979,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       let other = keys_in[p.keys_in_offset + base + middle];
       if (other < key || (!left && other == key)) { low = middle + 1u; } else { high = middle; }
     }
-    slot = min(start, partner) + (i - start) + (low - partner);
+    rank += low - partner;
   }
+  if (rank >= p.keep) { return; }
+  let slot = row * p.out_length + i / (2u * p.run) * p.keep + rank;
   let position = positions_in[p.positions_in_offset + e];
   if (p.last != 0u) {
-    out[p.out_offset + base + slot] = i64(position);
+    out[p.out_offset + slot] = i64(position);
   } else {
-    keys_out[p.keys_out_offset + base + slot] = key;
-    positions_out[p.positions_out_offset + base + slot] = position;
+    keys_out[p.keys_out_offset + slot] = key;
+    positions_out[p.positions_out_offset + slot] = position;
   }
 }
 )wgsl",
@@ -1993,7 +1998,8 @@ inline constexpr std::string_view sort_runs_holes[] = {"capacity", "key", "workg
 inline constexpr Family sort_runs{"sort_runs",
 R"wgsl(// First step of the sort of rows longer than one workgroup holds (sort.wgsl has the keys): each
 // workgroup sorts one run of up to {{capacity}} consecutive elements of a row (lib/merge_rows.wgsl) and
-// writes the run's keys and their positions in the row, for sort_merge.wgsl to merge.
+// writes the run's keys and their positions in the row, for sort_merge.wgsl to merge: its first `keep`
+// (all {{capacity}}, or fewer for topk) at `keep` elements per run.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
 
@@ -2067,6 +2073,8 @@ struct Params {
   src_offset: u32,
   keys_offset: u32,
   positions_offset: u32,
+  keep: u32,             // elements written per run
+  out_length: u32,       // the output row's length
 }
 
 @group(0) @binding(0) var<storage, read_write> keys_out: array<{{key}}>;
@@ -2099,9 +2107,10 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   }
   workgroupBarrier();
   merge_sort(lane, {{capacity}}u);
-  for (var i = lane; i < count; i += {{workgroup_size}}u) {
-    keys_out[p.keys_offset + base + i] = keys[i];
-    positions_out[p.positions_offset + base + i] = first + slots[i];
+  let out_base = row * p.out_length + (run - row * p.runs) * p.keep;
+  for (var i = lane; i < min(count, p.keep); i += {{workgroup_size}}u) {
+    keys_out[p.keys_offset + out_base + i] = keys[i];
+    positions_out[p.positions_offset + out_base + i] = first + slots[i];
   }
 }
 )wgsl",

@@ -3,15 +3,18 @@
 // finds its place by itself: its rank in its own run plus the number of elements of the partner run
 // that go before it, found by binary search. The left run holds the lower positions, so among equal
 // keys its elements go first (the partner's equal keys count for a right-run element, not for a
-// left-run one): the merge keeps the stable order, and every thread writes one distinct slot. The last
-// pass writes the positions as int64 to `out` instead.
+// left-run one): the merge keeps the stable order, and every thread writes one distinct slot. A merged
+// pair keeps its first `keep` elements only (topk: the rest can never reach the first k), so the row
+// shrinks to `out_length`. The last pass writes the positions as int64 to `out` instead.
 //! include lib/grid.wgsl
 
 struct Params {
   rows: u32,
   length: u32,
-  run: u32,              // the sorted runs' length (a power of two; the last run of a row may be shorter)
+  run: u32,              // the sorted runs' length (the last run of a row may be shorter)
   last: u32,             // 1: write int64 positions to `out`
+  keep: u32,             // elements kept of each merged pair: 2 * run, or fewer for topk
+  out_length: u32,       // the output row's length
   keys_in_offset: u32,
   positions_in_offset: u32,
   keys_out_offset: u32,
@@ -36,7 +39,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let start = i / p.run * p.run;
   let left = (i / p.run) % 2u == 0u;
   let key = keys_in[p.keys_in_offset + e];
-  var slot = i;
+  var rank = i - start;
   let partner = select(start - p.run, start + p.run, left);
   if (partner < p.length) {
     var low = partner;
@@ -46,13 +49,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       let other = keys_in[p.keys_in_offset + base + middle];
       if (other < key || (!left && other == key)) { low = middle + 1u; } else { high = middle; }
     }
-    slot = min(start, partner) + (i - start) + (low - partner);
+    rank += low - partner;
   }
+  if (rank >= p.keep) { return; }
+  let slot = row * p.out_length + i / (2u * p.run) * p.keep + rank;
   let position = positions_in[p.positions_in_offset + e];
   if (p.last != 0u) {
-    out[p.out_offset + base + slot] = i64(position);
+    out[p.out_offset + slot] = i64(position);
   } else {
-    keys_out[p.keys_out_offset + base + slot] = key;
-    positions_out[p.positions_out_offset + base + slot] = position;
+    keys_out[p.keys_out_offset + slot] = key;
+    positions_out[p.positions_out_offset + slot] = position;
   }
 }

@@ -1,6 +1,7 @@
 // First step of the sort of rows longer than one workgroup holds (sort.wgsl has the keys): each
 // workgroup sorts one run of up to {{capacity}} consecutive elements of a row (lib/merge_rows.wgsl) and
-// writes the run's keys and their positions in the row, for sort_merge.wgsl to merge.
+// writes the run's keys and their positions in the row, for sort_merge.wgsl to merge: its first `keep`
+// (all {{capacity}}, or fewer for topk) at `keep` elements per run.
 //! include lib/grid.wgsl
 //! include lib/merge_rows.wgsl
 
@@ -12,6 +13,8 @@ struct Params {
   src_offset: u32,
   keys_offset: u32,
   positions_offset: u32,
+  keep: u32,             // elements written per run
+  out_length: u32,       // the output row's length
 }
 
 @group(0) @binding(0) var<storage, read_write> keys_out: array<{{key}}>;
@@ -44,8 +47,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   }
   workgroupBarrier();
   merge_sort(lane, {{capacity}}u);
-  for (var i = lane; i < count; i += {{workgroup_size}}u) {
-    keys_out[p.keys_offset + base + i] = keys[i];
-    positions_out[p.positions_offset + base + i] = first + slots[i];
+  let out_base = row * p.out_length + (run - row * p.runs) * p.keep;
+  for (var i = lane; i < min(count, p.keep); i += {{workgroup_size}}u) {
+    keys_out[p.keys_offset + out_base + i] = keys[i];
+    positions_out[p.positions_offset + out_base + i] = first + slots[i];
   }
 }
