@@ -75,6 +75,15 @@ struct MergePlan {
   std::vector<wgsl::SortMergeParams> merge_params;
 };
 
+// Outputs each merge thread writes (sort_merge.wgsl): one diagonal search per chunk.
+constexpr uint64_t kMergeChunk = 8;
+
+// Threads of a merge pass: `chunks` per merged pair of each row.
+uint64_t merge_threads(uint64_t rows, const wgsl::SortMergeParams& m) {
+  const uint64_t pairs = (m.length + 2 * uint64_t{m.run} - 1) / (2 * uint64_t{m.run});
+  return rows * pairs * m.chunks;
+}
+
 // Elements of a row of `length` made of runs of `run` once each run (a merged pair: `run` doubled) keeps
 // its first `keep`.
 uint64_t kept_length(uint64_t length, uint64_t run, uint64_t keep) {
@@ -114,6 +123,7 @@ MergePlan merge_plan(runtime::DeviceContext& context, const SortProblem& s) {
     length = kept_length(length, 2 * run, keep);
     m.out_length = static_cast<uint32_t>(length);
     m.last = length <= keep ? 1u : 0u;
+    m.chunks = static_cast<uint32_t>((keep + kMergeChunk - 1) / kMergeChunk);
     m.keys_in_offset = launch.bind(s.keys[pass % 2], n);
     m.positions_in_offset = launch.bind(s.positions[pass % 2], n);
     m.keys_out_offset = launch.bind(s.keys[1 - pass % 2], n);
@@ -167,11 +177,13 @@ void sort_rows(runtime::DeviceContext& context, const SortProblem& s) {
                 plan.runs_params, s.rows * plan.runs_params.runs);
   const bool wide = sort_key_dtype(s.src.dtype) == c10::kLong;
   const auto merge_source = [&] {
-    return render(wgsl::sort_merge, {{"key", wide ? "u64" : "u32"}, {"workgroup_size", std::to_string(kWorkgroupSize)}});
+    return render(wgsl::sort_merge, {{"key", wide ? "u64" : "u32"},
+                                     {"chunk", std::to_string(kMergeChunk)},
+                                     {"workgroup_size", std::to_string(kWorkgroupSize)}});
   };
   for (size_t pass = 0; pass < plan.merges.size(); ++pass)
     plan.merges[pass].run(wide ? "sort_merge/u64" : "sort_merge/u32", merge_source, plan.merge_params[pass],
-                          groups_for(s.rows * plan.merge_params[pass].length));
+                          groups_for(merge_threads(s.rows, plan.merge_params[pass])));
 }
 
 } // namespace torch_dml::kernels

@@ -407,12 +407,12 @@ struct alignas(16) SortMergeParams {
   uint32_t last = {};
   uint32_t keep = {};
   uint32_t out_length = {};
+  uint32_t chunks = {};
   uint32_t keys_in_offset = {};
   uint32_t positions_in_offset = {};
   uint32_t keys_out_offset = {};
   uint32_t positions_out_offset = {};
   uint32_t out_offset = {};
-  uint32_t pad0_[1] = {};
 };
 static_assert(offsetof(SortMergeParams, rows) == 0);
 static_assert(offsetof(SortMergeParams, length) == 4);
@@ -420,11 +420,12 @@ static_assert(offsetof(SortMergeParams, run) == 8);
 static_assert(offsetof(SortMergeParams, last) == 12);
 static_assert(offsetof(SortMergeParams, keep) == 16);
 static_assert(offsetof(SortMergeParams, out_length) == 20);
-static_assert(offsetof(SortMergeParams, keys_in_offset) == 24);
-static_assert(offsetof(SortMergeParams, positions_in_offset) == 28);
-static_assert(offsetof(SortMergeParams, keys_out_offset) == 32);
-static_assert(offsetof(SortMergeParams, positions_out_offset) == 36);
-static_assert(offsetof(SortMergeParams, out_offset) == 40);
+static_assert(offsetof(SortMergeParams, chunks) == 24);
+static_assert(offsetof(SortMergeParams, keys_in_offset) == 28);
+static_assert(offsetof(SortMergeParams, positions_in_offset) == 32);
+static_assert(offsetof(SortMergeParams, keys_out_offset) == 36);
+static_assert(offsetof(SortMergeParams, positions_out_offset) == 40);
+static_assert(offsetof(SortMergeParams, out_offset) == 44);
 static_assert(sizeof(SortMergeParams) == 48);
 
 // The uniform block of sort_runs.wgsl.

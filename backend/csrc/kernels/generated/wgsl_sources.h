@@ -1917,16 +1917,17 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
 )wgsl",
 sort_holes, 7};
 
-inline constexpr std::string_view sort_merge_holes[] = {"key", "workgroup_size"};
+inline constexpr std::string_view sort_merge_holes[] = {"key", "chunk", "workgroup_size"};
 inline constexpr Family sort_merge{"sort_merge",
 R"wgsl(// One merge pass of the long-row sort: pairs of sorted runs of `run` elements (keys with their row
-// positions, from sort_runs.wgsl or the previous pass) become sorted runs of 2 * `run`. Each element
-// finds its place by itself: its rank in its own run plus the number of elements of the partner run
-// that go before it, found by binary search. The left run holds the lower positions, so among equal
-// keys its elements go first (the partner's equal keys count for a right-run element, not for a
-// left-run one): the merge keeps the stable order, and every thread writes one distinct slot. A merged
-// pair keeps its first `keep` elements only (topk: the rest can never reach the first k), so the row
-// shrinks to `out_length`. The last pass writes the positions as int64 to `out` instead.
+// positions, from sort_runs.wgsl or the previous pass) become sorted runs of 2 * `run`. Merge path:
+// each thread writes kChunk consecutive outputs of a merged pair; a binary search along its first
+// output's diagonal finds how many of the outputs before it come from the left run A, then it merges
+// sequentially. A's elements hold the lower positions, so among equal keys they go first (A[i] <= B[j]
+// takes A): the merge keeps the stable order. A merged pair keeps its first `keep` elements only
+// (topk: the rest can never reach the first k), so the row shrinks to `out_length`. The last pass
+// writes the positions as int64 to `out` instead. Against one binary search per element this does
+// about log2(run) / kChunk searches per output: 2-3x faster on lavapipe.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
 
@@ -1945,6 +1946,7 @@ struct Params {
   last: u32,             // 1: write int64 positions to `out`
   keep: u32,             // elements kept of each merged pair: 2 * run, or fewer for topk
   out_length: u32,       // the output row's length
+  chunks: u32,           // threads per merged pair: keep / kChunk, rounded up
   keys_in_offset: u32,
   positions_in_offset: u32,
   keys_out_offset: u32,
@@ -1959,40 +1961,52 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> out: array<i64>;
 @group(0) @binding(5) var<uniform> p: Params;
 
+const kChunk = {{chunk}}u;
+
+fn key_in(i: u32) -> {{key}} {
+  return keys_in[p.keys_in_offset + i];
+}
+
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let e = flat_thread(gid, groups, {{workgroup_size}}u);
-  if (e >= p.rows * p.length) { return; }
-  let row = e / p.length;
-  let base = row * p.length;
-  let i = e - base;
-  let start = i / p.run * p.run;
-  let left = (i / p.run) % 2u == 0u;
-  let key = keys_in[p.keys_in_offset + e];
-  var rank = i - start;
-  let partner = select(start - p.run, start + p.run, left);
-  if (partner < p.length) {
-    var low = partner;
-    var high = min(partner + p.run, p.length);
-    while (low < high) {
-      let middle = (low + high) / 2u;
-      let other = keys_in[p.keys_in_offset + base + middle];
-      if (other < key || (!left && other == key)) { low = middle + 1u; } else { high = middle; }
-    }
-    rank += low - partner;
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  let pairs = (p.length + 2u * p.run - 1u) / (2u * p.run);
+  if (t >= p.rows * pairs * p.chunks) { return; }
+  let row = t / (pairs * p.chunks);
+  let pair = (t - row * pairs * p.chunks) / p.chunks;
+  let first = (t - row * pairs * p.chunks - pair * p.chunks) * kChunk;
+  let a = row * p.length + pair * 2u * p.run;
+  let a_length = min(p.run, p.length - pair * 2u * p.run);
+  let b = a + a_length;
+  let b_length = min(p.run, p.length - pair * 2u * p.run - a_length);
+  let end = min(min(first + kChunk, a_length + b_length), p.keep);
+  if (first >= end) { return; }
+  // The fewest of A among the first `first` outputs such that A's next element goes after B's last one.
+  var low = select(0u, first - b_length, first > b_length);
+  var high = min(first, a_length);
+  while (low < high) {
+    let middle = (low + high) / 2u;
+    if (key_in(a + middle) <= key_in(b + first - middle - 1u)) { low = middle + 1u; } else { high = middle; }
   }
-  if (rank >= p.keep) { return; }
-  let slot = row * p.out_length + i / (2u * p.run) * p.keep + rank;
-  let position = positions_in[p.positions_in_offset + e];
-  if (p.last != 0u) {
-    out[p.out_offset + slot] = i64(position);
-  } else {
-    keys_out[p.keys_out_offset + slot] = key;
-    positions_out[p.positions_out_offset + slot] = position;
+  var i = low;
+  var j = first - low;
+  let out_base = row * p.out_length + pair * p.keep;
+  for (var rank = first; rank < end; rank++) {
+    var from_a = j >= b_length;
+    if (!from_a && i < a_length) { from_a = key_in(a + i) <= key_in(b + j); }
+    let source = select(b + j, a + i, from_a);
+    if (from_a) { i++; } else { j++; }
+    let position = positions_in[p.positions_in_offset + source];
+    if (p.last != 0u) {
+      out[p.out_offset + out_base + rank] = i64(position);
+    } else {
+      keys_out[p.keys_out_offset + out_base + rank] = key_in(source);
+      positions_out[p.positions_out_offset + out_base + rank] = position;
+    }
   }
 }
 )wgsl",
-sort_merge_holes, 2};
+sort_merge_holes, 3};
 
 inline constexpr std::string_view sort_runs_holes[] = {"capacity", "key", "workgroup_size", "src_array", "key_function", "load", "key_of_v"};
 inline constexpr Family sort_runs{"sort_runs",
