@@ -40,30 +40,78 @@ def draws_random_numbers(overloads: set[str]) -> bool:
     return any(_RANDOM_OVERLOAD.match(name) for name in overloads)
 
 
+def _selects(source: torch.Tensor, dim: int, indices: torch.Tensor, values: torch.Tensor) -> bool:
+    """Whether `indices` (along `dim` of `source`, the dim kept or not) pick `values`, NaN for NaN."""
+    source = source if source.dim() else source.reshape(1)
+    indices = indices.cpu()
+    if indices.dim() < source.dim():
+        indices = indices.unsqueeze(dim)
+    chosen, got = torch.gather(source, dim, indices).reshape(-1), values.cpu().reshape(-1)
+    if chosen.is_floating_point():
+        if not torch.equal(chosen.isnan(), got.isnan()):
+            return False
+        chosen, got = chosen[~chosen.isnan()], got[~got.isnan()]
+    return torch.equal(chosen, got)
+
+
 def _compare_ties(op: Any, sample: Any, actual: Any, expected: Any, tolerance: tuple[float, float] | None,
                   device: str) -> Comparison | None:
     """For an op of _TIES_UNSPECIFIED returning (values, indices): the values compared, the indices
-    checked to select those values from the input. None for every other op or output."""
+    checked to select those values from the input; argsort's indices checked to select what the CPU's
+    select. None for every other op or output, and for a sort asked to be stable (its order is specified)."""
     position = _TIES_UNSPECIFIED.get(op.name)
+    if position is None or not isinstance(sample.input, torch.Tensor) or \
+            (op.name in _STABLE_WHEN_ASKED and sample.kwargs.get("stable")):
+        return None
+    dim = sample.args[position] if len(sample.args) > position else sample.kwargs.get("dim", -1)
     leaves_actual, leaves_expected = tree_leaves(actual), tree_leaves(expected)
-    if position is None or len(leaves_actual) != 2 or len(leaves_expected) != 2 or \
-            not isinstance(sample.input, torch.Tensor) or leaves_expected[1].dtype != torch.long:
+    if op.name == "argsort" and len(leaves_actual) == 1 and len(leaves_expected) == 1:
+        indices = leaves_actual[0]
+        if indices.shape != leaves_expected[0].shape or indices.device.type != device:
+            return None  # compare() says what is wrong
+        source = sample.input if sample.input.dim() else sample.input.reshape(1)
+        wanted = torch.gather(source, dim, leaves_expected[0].reshape(source.shape))
+        is_permutation = torch.equal(indices.cpu().reshape(source.shape).sort(dim).values,
+                                     leaves_expected[0].reshape(source.shape).sort(dim).values)
+        if not is_permutation or not _selects(sample.input, dim, indices, wanted):
+            return Comparison(False, message="indices do not select the CPU's sorted values")
+        return Comparison(True)
+    if len(leaves_actual) != 2 or len(leaves_expected) != 2 or leaves_expected[1].dtype != torch.long:
         return None
     values = compare(leaves_actual[0], leaves_expected[0], tolerance, device=device)
     if not values.equal:
         return values
-    dim = sample.args[position] if len(sample.args) > position else sample.kwargs.get("dim", -1)
-    source = sample.input if sample.input.dim() else sample.input.reshape(1)
-    indices = leaves_actual[1].cpu()
-    picked = torch.gather(source, dim, indices if indices.dim() else indices.reshape(1))
-    chosen, got = picked.reshape(-1), leaves_actual[0].cpu().reshape(-1)
-    if chosen.is_floating_point():
-        if not torch.equal(chosen.isnan(), got.isnan()):
-            return Comparison(False, message="indices do not select the values")
-        chosen, got = chosen[~chosen.isnan()], got[~got.isnan()]
-    if not torch.equal(chosen, got):
+    if not _selects(sample.input, dim, leaves_actual[1], leaves_actual[0]):
         return Comparison(False, message="indices do not select the values")
     return values
+
+
+def _gradients_agree_over_ties(runner: Variant, op: Any, sample: Any, actual: Any, expected: Any,
+                               tolerance: tuple[float, float] | None) -> bool:
+    """For the backward of an op whose tie order is unspecified (_TIES_UNSPECIFIED, and msort through
+    sort): gradients that differ only in which of equal values along the dim received which output
+    gradient. Summed over each group of equal values of a row they must agree."""
+    if not isinstance(runner, Backward) or not isinstance(sample.input, torch.Tensor) or sample.input.dim() == 0 or \
+            (op.name not in _TIES_UNSPECIFIED and op.name != "msort") or \
+            (op.name in _STABLE_WHEN_ASKED and sample.kwargs.get("stable")):
+        return False
+    leaves_actual, leaves_expected = tree_leaves(actual), tree_leaves(expected)
+    if len(leaves_actual) != 1 or len(leaves_expected) != 1 or \
+            not all(isinstance(t, torch.Tensor) for t in (*leaves_actual, *leaves_expected)):
+        return False
+    position = _TIES_UNSPECIFIED.get(op.name)
+    dim = 0 if position is None else sample.args[position] if len(sample.args) > position else \
+        sample.kwargs.get("dim", -1)
+    rows = sample.input.detach().movedim(dim, -1).reshape(-1, sample.input.shape[dim])
+    row_ids = torch.arange(rows.shape[0]).unsqueeze(1).expand_as(rows)
+    keys = torch.stack([row_ids.reshape(-1).double(), rows.reshape(-1).double()])
+    _, group = torch.unique(keys, dim=1, return_inverse=True)
+
+    def summed(grad: torch.Tensor) -> torch.Tensor:
+        flat = grad.detach().cpu().double().movedim(dim, -1).reshape(-1)
+        return torch.zeros(int(group.max()) + 1, dtype=torch.float64).index_add_(0, group, flat)
+
+    return compare(summed(leaves_actual[0]), summed(leaves_expected[0]), tolerance).equal
 
 
 class SampleSkipped(Exception):
@@ -211,9 +259,11 @@ def _mover(device: str, requires_grad: bool, whole_storage: bool = False) -> Cal
 _CPU_ARGUMENTS = {"tensor_split": (0,)}
 # Ops that read the sample's storage beyond the view itself.
 _WHOLE_STORAGE = ("as_strided",)
-# Ops whose index output PyTorch leaves unspecified among equal values: the CPU's partial sort picks one
-# tie order, any GPU another. Their values must agree; their indices must point at those values.
-_TIES_UNSPECIFIED = {"topk": 1}  # op name -> position of `dim` among the sample's args
+# Ops whose index output PyTorch leaves unspecified among equal values: the CPU's partial sort (topk,
+# kthvalue's quickselect, sort's introsort when not asked to be stable) picks one tie order, any GPU
+# another. Their values must agree; their indices must point at those values.
+_TIES_UNSPECIFIED = {"topk": 1, "kthvalue": 1, "sort": 0, "argsort": 0}  # op name -> position of `dim` in args
+_STABLE_WHEN_ASKED = {"sort", "argsort"}  # with stable=True their order is specified: compared exactly
 
 
 def _on_device(sample: Any, device: str, requires_grad: bool, op_name: str = "") -> Any:
@@ -341,6 +391,7 @@ class Runner:
             if draws_random_numbers(recorder.seen):
                 return statuses.SKIP, Comparison(False, message=RANDOM_SAMPLE), recorder.seen
             if not _agrees_in_float64(runner, op, sample, actual, expected, tolerance, context) and \
+                    not _gradients_agree_over_ties(runner, op, sample, actual, expected, tolerance) and \
                     not self._right_without_the_recorder(runner, op, sample, expected, tolerance, fell_back, context):
                 return statuses.FAIL, outcome, recorder.seen
         return (statuses.FALLBACK if fell_back else statuses.PASS), outcome, recorder.seen

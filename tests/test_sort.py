@@ -3,7 +3,6 @@ ascending and before everything descending, -0.0 equal to 0.0, ties in index ord
 
 import pytest
 import torch
-import torch_dml
 from conftest import DTYPES, make_tensor
 
 pytestmark = pytest.mark.usefixtures("strict")
@@ -64,8 +63,3 @@ def test_sort_forms():
     _equal(torch.sort(torch.empty(0, 3, device="dml"), dim=0).values, torch.empty(0, 3))
     _equal(torch.sort(x.t().to("dml"), dim=1).values, torch.sort(x.t(), dim=1).values)
 
-
-def test_rows_beyond_the_kernel_capacity_fall_back():
-    x = torch.randn(2, 1025, device="dml")
-    with pytest.raises(torch_dml.FallbackError):
-        torch.sort(x, dim=1)

@@ -23,9 +23,9 @@ def test_native_op_passes_and_records_its_overloads(runner):
 
 
 def test_op_without_a_kernel_is_fallback_not_pass(runner):
-    cell = runner.run_case(OPS["kthvalue"], "forward", torch.float32)
+    cell = runner.run_case(OPS["mode"], "forward", torch.float32)
     assert cell.status == statuses.FALLBACK, cell
-    assert any("kthvalue" in name for name in cell.fallbacks), cell.fallbacks
+    assert any("mode" in name for name in cell.fallbacks), cell.fallbacks
 
 
 @pytest.mark.parametrize("variant", ["inplace", "out", "backward"])
@@ -172,4 +172,49 @@ def test_topk_ties_compare_values_and_check_indices():
     assert not _compare_ties(op, sample, (expected.values, torch.tensor([[1, 4]])), expected, None, "cpu").equal
     assert not _compare_ties(op, sample, (torch.tensor([[3, 2]]), torch.tensor([[0, 3]])), expected, None,
                              "cpu").equal
-    assert _compare_ties(SimpleNamespace(name="sort"), sample, other_ties, expected, None, "cpu") is None
+    assert _compare_ties(SimpleNamespace(name="mode"), sample, other_ties, expected, None, "cpu") is None
+
+
+def test_sort_and_kthvalue_ties_unless_stable_was_asked():
+    """sort / argsort without stable=True and kthvalue leave the tie order unspecified too: another
+    order of equal values passes, indices that do not sort fail; a stable sort is compared exactly."""
+    from types import SimpleNamespace
+
+    from conformance.runner import _compare_ties
+
+    x = torch.tensor([[3, 1, 3, 2, 3]])
+    unstable = SimpleNamespace(input=x, args=(1,), kwargs={})
+    expected = torch.sort(x, dim=1, stable=True)
+    other_ties = (expected.values, torch.tensor([[1, 3, 4, 2, 0]]))
+    sort, argsort = SimpleNamespace(name="sort"), SimpleNamespace(name="argsort")
+    assert _compare_ties(sort, unstable, other_ties, expected, None, "cpu").equal
+    assert _compare_ties(argsort, unstable, other_ties[1], expected.indices, None, "cpu").equal
+    assert not _compare_ties(argsort, unstable, torch.tensor([[3, 1, 4, 0, 2]]), expected.indices, None, "cpu").equal
+    assert not _compare_ties(argsort, unstable, torch.tensor([[1, 3, 0, 0, 2]]), expected.indices, None, "cpu").equal
+    stable = SimpleNamespace(input=x, args=(1,), kwargs={"stable": True})
+    assert _compare_ties(sort, stable, other_ties, expected, None, "cpu") is None
+    kth = SimpleNamespace(input=x, args=(4, 1), kwargs={})  # keepdim=False: the indices lose the dim
+    assert _compare_ties(SimpleNamespace(name="kthvalue"), kth, (torch.tensor([3]), torch.tensor([4])),
+                         torch.kthvalue(x, 4, 1), None, "cpu").equal
+    assert not _compare_ties(SimpleNamespace(name="kthvalue"), kth, (torch.tensor([3]), torch.tensor([3])),
+                             torch.kthvalue(x, 4, 1), None, "cpu").equal
+
+
+def test_gradients_through_ties_compare_per_group_of_equal_values():
+    """The backward of a sort with unspecified ties may route the output gradients to another of equal
+    inputs: the sums over each row's equal values must still agree."""
+    from types import SimpleNamespace
+
+    from conformance.runner import VARIANT_RUNNERS, _gradients_agree_over_ties
+
+    backward = VARIANT_RUNNERS["backward"]
+    sample = SimpleNamespace(input=torch.tensor([[3.0, 1.0, 3.0], [2.0, 2.0, 5.0]]), args=(1,), kwargs={})
+    expected = (torch.tensor([[0.5, 1.0, 2.0], [4.0, 8.0, 16.0]]),)
+    swapped = (torch.tensor([[2.0, 1.0, 0.5], [8.0, 4.0, 16.0]]),)
+    moved_across = (torch.tensor([[2.0, 0.5, 1.0], [8.0, 4.0, 16.0]]),)
+    sort = SimpleNamespace(name="sort")
+    assert _gradients_agree_over_ties(backward, sort, sample, swapped, expected, None)
+    assert not _gradients_agree_over_ties(backward, sort, sample, moved_across, expected, None)
+    stable = SimpleNamespace(input=sample.input, args=(1,), kwargs={"stable": True})
+    assert not _gradients_agree_over_ties(backward, sort, stable, swapped, expected, None)
+    assert not _gradients_agree_over_ties(VARIANT_RUNNERS["forward"], sort, sample, swapped, expected, None)

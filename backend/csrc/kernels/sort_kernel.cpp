@@ -5,6 +5,9 @@
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace torch_dml::kernels {
 namespace {
 
@@ -34,6 +37,15 @@ uint32_t network_width(uint64_t length) {
   return width;
 }
 
+// What every launch of a sort of `s` requires.
+void require_sortable(Launch& launch, runtime::DeviceContext& context, const SortProblem& s) {
+  const auto info = dtype_info(s.src.dtype);
+  launch.require(info.has_value() && (!info->needs || context.has(*info->needs)), "a dtype the adapter cannot compute on");
+  launch.require(context.has(runtime::Feature::ShaderInt64), "int64 indices need shader-int64");
+  launch.require(s.out.dtype == c10::kLong, "indices that are not int64");
+  launch.require_u32(s.rows * s.length, "elements");
+}
+
 struct Plan {
   Launch launch;
   wgsl::SortParams params;
@@ -42,12 +54,8 @@ struct Plan {
 Plan plan(runtime::DeviceContext& context, const SortProblem& s) {
   Plan plan{Launch(context, "sort", s.src.dtype), {}};
   Launch& launch = plan.launch;
-  const auto info = dtype_info(s.src.dtype);
-  launch.require(info.has_value() && (!info->needs || context.has(*info->needs)), "a dtype the adapter cannot compute on");
-  launch.require(context.has(runtime::Feature::ShaderInt64), "int64 indices need shader-int64");
+  require_sortable(launch, context, s);
   launch.require(s.length <= kSortCapacity, "rows longer than the in-workgroup sort holds");
-  launch.require(s.out.dtype == c10::kLong, "indices that are not int64");
-  launch.require_u32(s.rows * s.length, "elements");
   wgsl::SortParams& p = plan.params;
   p.rows = static_cast<uint32_t>(s.rows);
   p.length = static_cast<uint32_t>(s.length);
@@ -58,32 +66,124 @@ Plan plan(runtime::DeviceContext& context, const SortProblem& s) {
   return plan;
 }
 
-std::string source(c10::ScalarType type) {
+// The long-row sort: the runs' launch, then one launch per merge pass, reading scratch pass % 2 and
+// writing the other (the last pass writes `out`).
+struct MergePlan {
+  Launch runs;
+  wgsl::SortRunsParams runs_params;
+  std::vector<Launch> merges;
+  std::vector<wgsl::SortMergeParams> merge_params;
+};
+
+// Outputs each merge thread writes (sort_merge.wgsl): one diagonal search per chunk.
+constexpr uint64_t kMergeChunk = 8;
+
+// Threads of a merge pass: `chunks` per merged pair of each row.
+uint64_t merge_threads(uint64_t rows, const wgsl::SortMergeParams& m) {
+  const uint64_t pairs = (m.length + 2 * uint64_t{m.run} - 1) / (2 * uint64_t{m.run});
+  return rows * pairs * m.chunks;
+}
+
+// Elements of a row of `length` made of runs of `run` once each run (a merged pair: `run` doubled) keeps
+// its first `keep`.
+uint64_t kept_length(uint64_t length, uint64_t run, uint64_t keep) {
+  const uint64_t runs = (length + run - 1) / run;
+  return (runs - 1) * keep + std::min(length - (runs - 1) * run, keep);
+}
+
+MergePlan merge_plan(runtime::DeviceContext& context, const SortProblem& s) {
+  MergePlan plan{Launch(context, "sort", s.src.dtype), {}, {}, {}};
+  const uint64_t n = s.rows * s.length;
+  const uint64_t wanted = s.keep == 0 ? s.length : std::min(s.keep, s.length);
+  require_sortable(plan.runs, context, s);
+  plan.runs.require(s.keys[0].dtype == sort_key_dtype(s.src.dtype) && s.keys[1].dtype == s.keys[0].dtype &&
+                        s.positions[0].dtype == c10::kInt && s.positions[1].dtype == c10::kInt,
+                    "scratch buffers of the wrong dtype");
+  plan.runs.require_u32(s.length + kSortCapacity, "row elements");
+  wgsl::SortRunsParams& r = plan.runs_params;
+  r.rows = static_cast<uint32_t>(s.rows);
+  r.length = static_cast<uint32_t>(s.length);
+  r.runs = static_cast<uint32_t>((s.length + kSortCapacity - 1) / kSortCapacity);
+  r.descending = s.descending ? 1u : 0u;
+  r.keep = static_cast<uint32_t>(std::min(wanted, kSortCapacity));
+  uint64_t length = kept_length(s.length, kSortCapacity, r.keep);
+  r.out_length = static_cast<uint32_t>(length);
+  r.keys_offset = plan.runs.bind(s.keys[0], n);
+  r.positions_offset = plan.runs.bind(s.positions[0], n);
+  r.src_offset = plan.runs.bind(s.src, n);
+  int pass = 0;
+  for (uint64_t run = r.keep; run < length; run = std::min(2 * run, wanted), ++pass) {
+    Launch& launch = plan.merges.emplace_back(context, "sort", s.src.dtype);
+    wgsl::SortMergeParams& m = plan.merge_params.emplace_back();
+    const uint64_t keep = std::min(2 * run, wanted);
+    m.rows = r.rows;
+    m.length = static_cast<uint32_t>(length);
+    m.run = static_cast<uint32_t>(run);
+    m.keep = static_cast<uint32_t>(keep);
+    length = kept_length(length, 2 * run, keep);
+    m.out_length = static_cast<uint32_t>(length);
+    m.last = length <= keep ? 1u : 0u;
+    m.chunks = static_cast<uint32_t>((keep + kMergeChunk - 1) / kMergeChunk);
+    m.keys_in_offset = launch.bind(s.keys[pass % 2], n);
+    m.positions_in_offset = launch.bind(s.positions[pass % 2], n);
+    m.keys_out_offset = launch.bind(s.keys[1 - pass % 2], n);
+    m.positions_out_offset = launch.bind(s.positions[1 - pass % 2], n);
+    m.out_offset = launch.bind(s.out, s.rows * wanted);
+  }
+  return plan;
+}
+
+// What the shaders that compute keys fill in for values of `type`.
+std::vector<Hole> key_holes(c10::ScalarType type) {
   const Value value = dtype_info(type)->value;
   // Every dtype sorts as its computation type, bool as int32 0/1.
   const Value as = value == Value::Bool ? Value::I32 : value;
   const bool wide = as == Value::F64 || as == Value::I64;
   const char* key_function = as == Value::F32 ? kF32Key : as == Value::F64 ? kF64Key : as == Value::I64 ? kI64Key : kI32Key;
   const char* src_array = type == c10::kDouble ? "array<f64>" : type == c10::kLong ? "array<i64>" : "array<u32>";
-  return render(wgsl::sort, {{"capacity", std::to_string(kSortCapacity)},
-                             {"src_array", src_array},
-                             {"key", wide ? "u64" : "u32"},
-                             {"key_function", key_function},
-                             {"load", convert_value(typed_load(type, "src", "i"), value, as)},
-                             {"key_of_v", "sort_key(v)"},
-                             {"workgroup_size", std::to_string(kWorkgroupSize)}});
+  return {{"capacity", std::to_string(kSortCapacity)},
+          {"src_array", src_array},
+          {"key", wide ? "u64" : "u32"},
+          {"key_function", key_function},
+          {"load", convert_value(typed_load(type, "src", "i"), value, as)},
+          {"key_of_v", "sort_key(v)"},
+          {"workgroup_size", std::to_string(kWorkgroupSize)}};
 }
 
 } // namespace
 
+c10::ScalarType sort_key_dtype(c10::ScalarType type) {
+  return c10::elementSize(type) == 8 ? c10::kLong : c10::kInt;
+}
+
 std::string sort_unsupported_reason(runtime::DeviceContext& context, const SortProblem& s) {
-  return plan(context, s).launch.reason();
+  if (!sort_merges(s.length)) return plan(context, s).launch.reason();
+  const MergePlan plan = merge_plan(context, s);
+  if (!plan.runs.ok()) return plan.runs.reason();
+  for (const Launch& launch : plan.merges)
+    if (!launch.ok()) return launch.reason();
+  return {};
 }
 
 void sort_rows(runtime::DeviceContext& context, const SortProblem& s) {
-  Plan plan = kernels::plan(context, s);
-  plan.launch.run(std::string("sort/") + dtype_info(s.src.dtype)->name, [&] { return source(s.src.dtype); },
-                  plan.params, s.rows);
+  const std::string name = dtype_info(s.src.dtype)->name;
+  if (!sort_merges(s.length)) {
+    Plan plan = kernels::plan(context, s);
+    plan.launch.run("sort/" + name, [&] { return render(wgsl::sort, key_holes(s.src.dtype)); }, plan.params, s.rows);
+    return;
+  }
+  MergePlan plan = merge_plan(context, s);
+  plan.runs.run("sort_runs/" + name, [&] { return render(wgsl::sort_runs, key_holes(s.src.dtype)); },
+                plan.runs_params, s.rows * plan.runs_params.runs);
+  const bool wide = sort_key_dtype(s.src.dtype) == c10::kLong;
+  const auto merge_source = [&] {
+    return render(wgsl::sort_merge, {{"key", wide ? "u64" : "u32"},
+                                     {"chunk", std::to_string(kMergeChunk)},
+                                     {"workgroup_size", std::to_string(kWorkgroupSize)}});
+  };
+  for (size_t pass = 0; pass < plan.merges.size(); ++pass)
+    plan.merges[pass].run(wide ? "sort_merge/u64" : "sort_merge/u32", merge_source, plan.merge_params[pass],
+                          groups_for(merge_threads(s.rows, plan.merge_params[pass])));
 }
 
 } // namespace torch_dml::kernels

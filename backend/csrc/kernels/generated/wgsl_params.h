@@ -533,6 +533,59 @@ static_assert(offsetof(SortParams, src_offset) == 16);
 static_assert(offsetof(SortParams, out_offset) == 20);
 static_assert(sizeof(SortParams) == 32);
 
+// The uniform block of sort_merge.wgsl.
+struct alignas(16) SortMergeParams {
+  uint32_t rows = {};
+  uint32_t length = {};
+  uint32_t run = {};
+  uint32_t last = {};
+  uint32_t keep = {};
+  uint32_t out_length = {};
+  uint32_t chunks = {};
+  uint32_t keys_in_offset = {};
+  uint32_t positions_in_offset = {};
+  uint32_t keys_out_offset = {};
+  uint32_t positions_out_offset = {};
+  uint32_t out_offset = {};
+};
+static_assert(offsetof(SortMergeParams, rows) == 0);
+static_assert(offsetof(SortMergeParams, length) == 4);
+static_assert(offsetof(SortMergeParams, run) == 8);
+static_assert(offsetof(SortMergeParams, last) == 12);
+static_assert(offsetof(SortMergeParams, keep) == 16);
+static_assert(offsetof(SortMergeParams, out_length) == 20);
+static_assert(offsetof(SortMergeParams, chunks) == 24);
+static_assert(offsetof(SortMergeParams, keys_in_offset) == 28);
+static_assert(offsetof(SortMergeParams, positions_in_offset) == 32);
+static_assert(offsetof(SortMergeParams, keys_out_offset) == 36);
+static_assert(offsetof(SortMergeParams, positions_out_offset) == 40);
+static_assert(offsetof(SortMergeParams, out_offset) == 44);
+static_assert(sizeof(SortMergeParams) == 48);
+
+// The uniform block of sort_runs.wgsl.
+struct alignas(16) SortRunsParams {
+  uint32_t rows = {};
+  uint32_t length = {};
+  uint32_t runs = {};
+  uint32_t descending = {};
+  uint32_t src_offset = {};
+  uint32_t keys_offset = {};
+  uint32_t positions_offset = {};
+  uint32_t keep = {};
+  uint32_t out_length = {};
+  uint32_t pad0_[3] = {};
+};
+static_assert(offsetof(SortRunsParams, rows) == 0);
+static_assert(offsetof(SortRunsParams, length) == 4);
+static_assert(offsetof(SortRunsParams, runs) == 8);
+static_assert(offsetof(SortRunsParams, descending) == 12);
+static_assert(offsetof(SortRunsParams, src_offset) == 16);
+static_assert(offsetof(SortRunsParams, keys_offset) == 20);
+static_assert(offsetof(SortRunsParams, positions_offset) == 24);
+static_assert(offsetof(SortRunsParams, keep) == 28);
+static_assert(offsetof(SortRunsParams, out_length) == 32);
+static_assert(sizeof(SortRunsParams) == 48);
+
 // The uniform block of take.wgsl.
 struct alignas(16) TakeParams {
   uint32_t count = {};
