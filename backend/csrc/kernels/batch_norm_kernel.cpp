@@ -212,7 +212,6 @@ void run_apply(runtime::DeviceContext& context, const Apply& a) {
                                                {"stage", std::to_string(stage)},
                                                {"load_x", typed_load(type, "x", "i")},
                                                {"load_grad", typed_load(type, "grad", "i")},
-                                               {"store_helpers", store_helpers(type)},
                                                {"store", store_statement(type)}});
       },
       plan.params, groups_for(plan.params.threads));

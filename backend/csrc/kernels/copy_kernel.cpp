@@ -83,7 +83,6 @@ struct KernelSpec {
                    {"workgroup_size", std::to_string(kWorkgroupSize)},
                    {"rank", std::to_string(rank)},
                    {"lanes_log2", lanes_log2(dst_size)},
-                   {"store_helpers", typed ? store_helpers(dst_type) : ""},
                    {"store_type", store_type},
                    {"load", load},
                    {"store", stored},

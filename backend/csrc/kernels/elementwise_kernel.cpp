@@ -132,7 +132,7 @@ struct KernelSpec {
     const std::string expr = substitute_type(expression(op, compute), wgsl_type(compute));
     const Value result = op.result_bool ? Value::Bool : compute;
     std::vector<Hole> holes = {
-        {"helpers", store_helpers(pr.out.dtype) + math_helpers(expr, compute)},
+        {"helpers", math_helpers(expr, compute)},
         {"store_type", store_value_type(pr.out.dtype)},
         {"expression", expr},
         {"store", store_form(pr.out.dtype, convert_value("r", result, value_of(pr.out.dtype)))},

@@ -119,7 +119,7 @@ std::string source(const IndexAddProblem& a, bool unit) {
   const std::string combined = combine(a.fold), divided = divide(a, type, integral);
   return render(wgsl::index_add,
                 {{"array", typed_array_type(dtype)},
-                 {"helpers", store_helpers(dtype) + math_helpers(combined + divided, acc)},
+                 {"helpers", math_helpers(combined + divided, acc)},
                  {"acc", type},
                  {"fold_out", a.fold_out ? "true" : "false"},
                  {"source_load", typed_load(dtype, "source", "j")},

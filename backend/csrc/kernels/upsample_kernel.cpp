@@ -95,7 +95,6 @@ void upsample(runtime::DeviceContext& context, const UpsampleProblem& u) {
                                        {"scale", f64 ? "bitcast<f64>((u64(hi) << 32u) | u64(lo))" : "bitcast<f32>(lo)"},
                                        {"rounded", f64 ? "bitcast<f64>(bitcast<u64>(x) | u64(p.opaque_zero))"
                                                        : "bitcast<f32>(bitcast<u32>(x) | p.opaque_zero)"},
-                                       {"helpers", store_helpers(type)},
                                        {"load", typed_load(type, "source", "i")},
                                        {"store", store_form(type, "v")},
                                        {"workgroup_size", std::to_string(kWorkgroupSize)}});

@@ -53,12 +53,4 @@ const char* store_value_type(c10::ScalarType type) {
   return typed_array_type(type);
 }
 
-std::string store_helpers(c10::ScalarType type) {
-  if (type != c10::kBFloat16) return "";
-  // Round to nearest even, NaN to the canonical quiet NaN: c10::BFloat16's conversion.
-  return "fn bf16_bits(v: f32) -> u32 {\n  let u = bitcast<u32>(v);\n"
-         "  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }\n"
-         "  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;\n}\n";
-}
-
 } // namespace torch_dml::kernels

@@ -40,13 +40,11 @@ WordSpan word_span(size_t itemsize, uint64_t element_offset, uint64_t numel);
 const char* typed_array_type(c10::ScalarType type);
 
 // The stored form of a value (given in the dtype's computation type): bits for packed and 32-bit
-// dtypes (the low lane of a u32), the value itself for f64 / i64.
+// dtypes (the low lane of a u32), the value itself for f64 / i64. A bf16 store calls bf16_bits(): a
+// family that may store bf16 includes wgsl/lib/bf16_bits.wgsl.
 std::string store_form(c10::ScalarType type, const std::string& v);
 
 // WGSL type of store_form() of `type`.
 const char* store_value_type(c10::ScalarType type);
-
-// Helper functions store_form() may call (bf16 rounding), for a kernel storing `type`.
-std::string store_helpers(c10::ScalarType type);
 
 } // namespace torch_dml::kernels

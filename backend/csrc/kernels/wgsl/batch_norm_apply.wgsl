@@ -5,6 +5,7 @@
 // one's channel and stepping it for the rest, and writes them as whole words of out (out starts at a
 // word boundary; the lane of a 16-bit word past the end is written as 0).
 //! include lib/grid.wgsl
+//! include lib/bf16_bits.wgsl
 
 struct Params {
   total: u32,      // elements
@@ -38,8 +39,6 @@ fn value(e: u32, channel: u32) -> {{acc}} {
   }
   return g * coef[k + 3u];
 }
-
-{{store_helpers}}
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {

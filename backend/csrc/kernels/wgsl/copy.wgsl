@@ -5,6 +5,7 @@
 // variant serves every tensor of its rank.
 //! include lib/grid.wgsl
 //! include lib/strided_index.wgsl
+//! include lib/bf16_bits.wgsl
 
 struct Params {
   numel: u32,      // elements of this launch
@@ -26,8 +27,6 @@ const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
 const RANK: u32 = {{rank}}u;
 // Destination elements per u32 word, as a power of two (packed 1- and 2-byte dtypes).
 const LANES_LOG2: u32 = {{lanes_log2}}u;
-
-{{store_helpers}}
 
 fn dst_index(e: u32) -> u32 {
   return strided_index(e, 0u, p.out_offset);

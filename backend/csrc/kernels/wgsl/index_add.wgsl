@@ -8,6 +8,7 @@
 // scale_grad_by_freq divides by the count with a correctly rounded division (WGSL's `/` may be 2.5
 // ulp off).
 //! include lib/grid.wgsl
+//! include lib/bf16_bits.wgsl
 
 struct Params {
   units: u32,         // threads: elements of out, or words of two for 2-byte dtypes

@@ -11,6 +11,7 @@
 // search, and the run ends at the first output whose i0 passes i. That holds for every index rule
 // below whatever rounding the driver picks, since each rule is monotone.
 //! include lib/grid.wgsl
+//! include lib/bf16_bits.wgsl
 
 struct Params {
   count: u32,      // elements of the tensor written
@@ -52,7 +53,6 @@ alias real = {{real}};
 const LANES: u32 = {{lanes}}u;
 const LANE_BITS: u32 = 32u / LANES;
 
-{{helpers}}
 fn load(i: u32) -> real {
   return {{load}};
 }

@@ -3,6 +3,8 @@
 // s0..s4, and {{expression}}, the row's WGSL for T; the result in the stored form of out's dtype. Inputs and parameters the op does not
 // have are zeros the expression never reads.
 
+//! include lib/bf16_bits.wgsl
+
 {{helpers}}
 
 fn value(e: u32, a: {{a_type}}, b: {{b_type}}, c: {{c_type}}) -> {{store_type}} {
