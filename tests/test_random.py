@@ -65,3 +65,21 @@ def test_invalid_arguments():
     with pytest.raises(RuntimeError, match="from=2"):
         torch.empty(3, device="dml").uniform_(2, 1)
     assert torch_dml.device_count() >= 1
+
+
+def test_a_call_larger_than_one_binding_runs_in_pieces_with_the_values_of_one_launch():
+    binding = torch_dml.get_device_properties(0).limits["maxStorageBufferBindingSize"]
+    n = binding // 4 + 4096 + 3  # float32 elements: one binding's worth, then a tail in a second piece
+    if n > 80_000_000:
+        pytest.skip("this adapter binds more than 320 MB: the split would need a tensor too large to test here")
+    torch.dml.manual_seed(3)
+    whole = torch.rand(n, device="dml").cpu()
+    torch.dml.manual_seed(3)
+    head = torch.rand(4096, device="dml").cpu()
+    assert torch.equal(whole[:4096], head)
+    # The piece after the first one draws its own threads' numbers, not the first piece's again.
+    tail = whole[-4099:]
+    assert not torch.equal(tail, whole[:4099])
+    assert whole.min().item() >= 0.0 and whole.max().item() < 1.0
+    assert abs(whole.mean().item() - 0.5) < 1e-3
+    assert abs(tail.mean().item() - 0.5) < 0.03

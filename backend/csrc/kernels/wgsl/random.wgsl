@@ -1,6 +1,6 @@
 // Random numbers from Philox 4x32-10, counter-based: thread t of a call draws the counter
 // (t, 0, offset) under the key `seed`, so values depend only on (seed, offset, position), whatever the
-// launch shape. Each thread fills four consecutive float32 elements. One entry point per distribution;
+// launch shape or the pieces a large call is split into. Each thread fills four consecutive float32 elements. One entry point per distribution;
 // the ones without a mask and an input bind `out` in their places (the layout is shared).
 // Only u32 multiplies: the high half of a 32x32 product is rebuilt from 16-bit halves, so no adapter
 // needs 64-bit integers. log/sin/cos in `fill_normal` are the adapter's builtins: their last-ulp
@@ -14,6 +14,7 @@ struct Params {
   input_offset: u32, // dropout's input
   key: vec4<u32>,    // seed lo, seed hi, offset lo, offset hi
   scalars: vec4<f32>, // uniform [a, b); normal mean a, std b; bernoulli p = a; dropout keep a, scale b
+  first_thread: u32,  // the call's thread of this launch's thread 0 (a call too large for one binding runs in pieces)
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
@@ -50,7 +51,7 @@ fn unit(x: u32) -> f32 {
 }
 
 fn bits_for(t: u32) -> vec4<u32> {
-  return philox(vec4<u32>(t, 0u, p.key.z, p.key.w), p.key.xy);
+  return philox(vec4<u32>(p.first_thread + t, 0u, p.key.z, p.key.w), p.key.xy);
 }
 
 fn store4(first: u32, values: array<f32, 4>) {
