@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from backend.codegen import gen_f64_math, gen_wgsl
+from backend.codegen import gen_f64_math, gen_registrations, gen_wgsl
 
 BACKEND = Path(__file__).resolve().parent.parent
 TABLE = BACKEND / "ops.yaml"
@@ -202,10 +202,16 @@ def render_registrations(rows: list[Row]) -> str:
 
 def outputs() -> dict[Path, str]:
     """Every generated file of the build: the elementwise family's, the float64 math constants its
-    kernels use, and the embedded WGSL sources with their uniform blocks."""
+    kernels use, the embedded WGSL sources with their uniform blocks, and the registrations of the
+    hand-written kernels (with the coverage page of both tables)."""
     rows = load_rows()
     return {OPS_HEADER: render_ops_header(rows), REGISTRATIONS: render_registrations(rows), **gen_f64_math.outputs(),
-            **gen_wgsl.outputs()}
+            **gen_wgsl.outputs(), **gen_registrations.outputs({row.name: row.overloads for row in rows if row.overloads})}
+
+
+def orphans(generated: dict[Path, str]) -> list[Path]:
+    """Registration blocks left behind by a family the table no longer lists."""
+    return sorted(p for p in gen_registrations.INC_DIR.glob("*.inc") if p not in generated)
 
 
 def write_if_changed(path: Path, text: str) -> bool:
@@ -222,12 +228,19 @@ def main(argv: list[str]) -> int:
     options = parser.parse_args(argv)
     os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
     stale = []
-    for path, text in outputs().items():
+    generated = outputs()
+    for path, text in generated.items():
         if options.check:
             if not path.exists() or path.read_text() != text:
                 stale.append(path)
         elif write_if_changed(path, text):
             print(f"generated {path.relative_to(BACKEND.parent)}")
+    for path in orphans(generated):
+        if options.check:
+            stale.append(path)
+        else:
+            path.unlink()
+            print(f"removed {path.relative_to(BACKEND.parent)}")
     for path in stale:
         print(f"stale: {path.relative_to(BACKEND.parent)} (run `python -m backend.codegen`)")
     return 1 if stale else 0

@@ -53,10 +53,8 @@ at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at
   return scale;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(non_finite_check_and_unscale));
-  m.impl("_amp_update_scale_", TORCH_FN(update_scale));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/amp_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

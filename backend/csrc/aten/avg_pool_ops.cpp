@@ -155,14 +155,8 @@ at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at:
   return separable(grad_output, rows.t(), cols.t(), 1.0).contiguous();
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("avg_pool2d", TORCH_FN(average_pool));
-  m.impl("avg_pool2d.out", TORCH_FN(avg_pool2d_out));
-  m.impl("avg_pool2d_backward", TORCH_FN(average_pool_backward));
-  m.impl("avg_pool2d_backward.grad_input", TORCH_FN(avg_pool2d_backward_out));
-  m.impl("_adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d));
-  m.impl("_adaptive_avg_pool2d_backward", TORCH_FN(adaptive_avg_pool2d_backward));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/avg_pool_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -395,20 +395,8 @@ Triple native_group_norm(const at::Tensor& input, const OptionalTensor& weight, 
   return Triple{out.view(input.sizes()), mean.to(stats), rstd.to(stats)};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_batch_norm", TORCH_FN(native_batch_norm));
-  m.impl("native_batch_norm.out", TORCH_FN(native_batch_norm_out));
-  m.impl("_native_batch_norm_legit", TORCH_FN(legit));
-  m.impl("_native_batch_norm_legit.out", TORCH_FN(legit_out));
-  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(legit_no_stats));
-  m.impl("_native_batch_norm_legit.no_stats_out", TORCH_FN(legit_no_stats_out));
-  m.impl("_batch_norm_with_update", TORCH_FN(with_update));
-  m.impl("_batch_norm_with_update.out", TORCH_FN(with_update_out));
-  m.impl("native_batch_norm_backward", TORCH_FN(native_batch_norm_backward));
-  m.impl("native_batch_norm_backward.out", TORCH_FN(native_batch_norm_backward_out));
-  m.impl("batch_norm_backward", TORCH_FN(batch_norm_backward));
-  m.impl("native_group_norm", TORCH_FN(native_group_norm));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/batch_norm_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

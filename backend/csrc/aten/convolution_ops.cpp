@@ -138,10 +138,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   return {back(grad_input), back(grad_weight), back(grad_bias)};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("convolution_overrideable", TORCH_FN(convolution));
-  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/convolution_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -292,34 +292,8 @@ at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at:
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::arange_start_out>::call(start, end, step, out);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("arange.start_out", TORCH_FN(arange_out));
-  m.impl("div.Tensor_mode", TORCH_FN(div_tensor_mode));
-  m.impl("div_.Tensor_mode", TORCH_FN(div__tensor_mode));
-  m.impl("div.out_mode", TORCH_FN(div_out_mode));
-  m.impl("clamp", TORCH_FN(clamp));
-  m.impl("clamp_", TORCH_FN(clamp_));
-  m.impl("clamp.out", TORCH_FN(clamp_out));
-  m.impl("clamp.Tensor", TORCH_FN(clamp_tensor));
-  m.impl("clamp_.Tensor", TORCH_FN(clamp__tensor));
-  m.impl("clamp.Tensor_out", TORCH_FN(clamp_tensor_out));
-  m.impl("clamp_min", TORCH_FN(clamp_min));
-  m.impl("clamp_min_", TORCH_FN(clamp_min_));
-  m.impl("clamp_min.out", TORCH_FN(clamp_min_out));
-  m.impl("clamp_min.Tensor", TORCH_FN(clamp_min_tensor));
-  m.impl("clamp_min_.Tensor", TORCH_FN(clamp_min__tensor));
-  m.impl("clamp_min.Tensor_out", TORCH_FN(clamp_min_tensor_out));
-  m.impl("clamp_max", TORCH_FN(clamp_max));
-  m.impl("clamp_max_", TORCH_FN(clamp_max_));
-  m.impl("clamp_max.out", TORCH_FN(clamp_max_out));
-  m.impl("clamp_max.Tensor", TORCH_FN(clamp_max_tensor));
-  m.impl("clamp_max_.Tensor", TORCH_FN(clamp_max__tensor));
-  m.impl("clamp_max.Tensor_out", TORCH_FN(clamp_max_tensor_out));
-  m.impl("where.self", TORCH_FN(where));
-  m.impl("where.self_out", TORCH_FN(where_out));
-  m.impl("masked_fill_.Scalar", TORCH_FN(masked_fill__scalar));
-  m.impl("masked_fill_.Tensor", TORCH_FN(masked_fill__tensor));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/elementwise_special_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -54,9 +54,8 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   return result;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("embedding_dense_backward", TORCH_FN(embedding_dense_backward));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/embedding_backward_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -48,11 +48,8 @@ at::Tensor& zero(at::Tensor& self) {
   return fill_scalar(self, 0);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
-  m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
-  m.impl("zero_", TORCH_FN(zero));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/fill.inc"
 
 } // namespace
 } // namespace torch_dml::aten

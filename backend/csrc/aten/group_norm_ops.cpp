@@ -43,9 +43,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> group_norm_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_group_norm_backward", TORCH_FN(group_norm_backward));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/group_norm_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

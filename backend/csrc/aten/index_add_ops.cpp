@@ -102,11 +102,8 @@ at::Tensor& index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, c
   return index_add_out(self, dim, index, source, alpha, self);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_add.out", TORCH_FN(index_add_out));
-  m.impl("index_add", TORCH_FN(index_add));
-  m.impl("index_add_", TORCH_FN(index_add_));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/index_add_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

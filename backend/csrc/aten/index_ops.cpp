@@ -102,10 +102,8 @@ at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& i
   return index_select_out(self, dim, index, out);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_select.out", TORCH_FN(index_select_out));
-  m.impl("index_select", TORCH_FN(index_select));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/index_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -103,10 +103,8 @@ Triple layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, 
   return {dx, dw, db};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("native_layer_norm", TORCH_FN(layer_norm));
-  m.impl("native_layer_norm_backward", TORCH_FN(layer_norm_backward));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/layer_norm_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -111,10 +111,8 @@ at::Tensor& nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& s
   return grad_input;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("nll_loss_forward.output", TORCH_FN(nll_loss_forward));
-  m.impl("nll_loss_backward.grad_input", TORCH_FN(nll_loss_backward));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/loss_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -221,17 +221,8 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mm.out", TORCH_FN(mm_out));
-  m.impl("addmm.out", TORCH_FN(addmm_out));
-  m.impl("bmm.out", TORCH_FN(bmm_out));
-  m.impl("baddbmm.out", TORCH_FN(baddbmm_out));
-  m.impl("addmv.out", TORCH_FN(addmv_out));
-  m.impl("dot", TORCH_FN(dot));
-  m.impl("addbmm.out", TORCH_FN(addbmm_out));
-  m.impl("addbmm", TORCH_FN(addbmm));
-  m.impl("addbmm_", TORCH_FN(addbmm_));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/matmul_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -120,13 +120,8 @@ std::tuple<at::Tensor&, at::Tensor&> kth_value_out(const at::Tensor& self, int64
                                                                                      indices);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("median", TORCH_FN(median_all));
-  m.impl("nanmedian", TORCH_FN(nanmedian_all));
-  m.impl("median.dim_values", TORCH_FN(median_dim_out));
-  m.impl("nanmedian.dim_values", TORCH_FN(nanmedian_dim_out));
-  m.impl("kthvalue.values", TORCH_FN(kth_value_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/median_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

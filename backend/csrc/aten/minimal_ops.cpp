@@ -94,23 +94,8 @@ bool has_compatible_shallow_copy_type(const at::Tensor&, const at::Tensor&) {
   return true;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
-  m.impl("empty_strided", TORCH_FN(empty_strided));
-  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
-  m.impl("view", TORCH_FN(at::native::view));
-  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
-  m.impl("resize_", TORCH_FN(resize_));
-  m.impl("set_.source_Tensor", TORCH_FN(at::native::set_tensor_));
-  m.impl("set_.source_Storage", TORCH_FN(at::native::set_));
-  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage));
-  m.impl("record_stream", TORCH_FN(record_stream));
-  m.impl("_has_compatible_shallow_copy_type", TORCH_FN(has_compatible_shallow_copy_type));
-  // Views PyTorch registers per backend (metadata only); the CPU fallback cannot serve a view.
-  m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
-  m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
-  m.impl("unfold", TORCH_FN(at::native::unfold));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/minimal_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

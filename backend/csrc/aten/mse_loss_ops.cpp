@@ -36,12 +36,8 @@ at::Tensor& mse_backward_out(const at::Tensor& grad_output, const at::Tensor& se
   return grad_input;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("mse_loss", TORCH_FN(mse));
-  m.impl("mse_loss.out", TORCH_FN(mse_out));
-  m.impl("mse_loss_backward", TORCH_FN(mse_backward));
-  m.impl("mse_loss_backward.grad_input", TORCH_FN(mse_backward_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/mse_loss_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

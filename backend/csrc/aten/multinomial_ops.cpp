@@ -111,11 +111,8 @@ at::Tensor& multinomial_out(const at::Tensor& self, int64_t n, bool replacement,
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("exponential_", TORCH_FN(exponential));
-  m.impl("multinomial", TORCH_FN(multinomial));
-  m.impl("multinomial.out", TORCH_FN(multinomial_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/multinomial_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -70,12 +70,8 @@ at::Tensor backward(const at::Tensor& grad_output, const at::Tensor& self, const
                       grad_input);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("nll_loss2d_forward", TORCH_FN(forward));
-  m.impl("nll_loss2d_forward.output", TORCH_FN(forward_out));
-  m.impl("nll_loss2d_backward", TORCH_FN(backward));
-  m.impl("nll_loss2d_backward.grad_input", TORCH_FN(backward_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/nll_loss2d_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -119,10 +119,8 @@ at::Tensor& max_pool2d_backward_out(const at::Tensor& grad_output, const at::Ten
   return grad_input;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("max_pool2d_with_indices.out", TORCH_FN(max_pool2d_out));
-  m.impl("max_pool2d_with_indices_backward.grad_input", TORCH_FN(max_pool2d_backward_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/pooling_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -216,16 +216,8 @@ at::Tensor& index_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tensor
                                                                                    include_self);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("index_reduce.out", TORCH_FN(index_reduce_out));
-  m.impl("index_reduce", TORCH_FN(index_reduce));
-  m.impl("index_reduce_", TORCH_FN(index_reduce_inplace));
-  m.impl("index_copy.out", TORCH_FN(index_copy_out));
-  m.impl("index_copy_", TORCH_FN(index_copy_inplace));
-  m.impl("index_copy", TORCH_FN(index_copy));
-  m.impl("index_fill_.int_Scalar", TORCH_FN(index_fill_scalar));
-  m.impl("index_fill_.int_Tensor", TORCH_FN(index_fill_tensor));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/put_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

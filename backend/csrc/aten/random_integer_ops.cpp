@@ -72,10 +72,8 @@ at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator>
   return fill_integers(self, 0, to, generator);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("random_.from", TORCH_FN(random_from));
-  m.impl("random_.to", TORCH_FN(random_to));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/random_integer_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

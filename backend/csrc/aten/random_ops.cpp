@@ -105,12 +105,8 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   return {out.view(input.sizes()).to(input.scalar_type()), keep.view(input.sizes()).to(c10::kBool)};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("uniform_", TORCH_FN(uniform));
-  m.impl("normal_", TORCH_FN(normal));
-  m.impl("bernoulli_.float", TORCH_FN(bernoulli));
-  m.impl("native_dropout", TORCH_FN(native_dropout));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/random_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -58,9 +58,8 @@ at::Tensor& permutation_out(int64_t n, std::optional<at::Generator> generator, a
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("randperm.generator_out", TORCH_FN(permutation_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/randperm_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

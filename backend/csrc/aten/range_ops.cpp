@@ -65,10 +65,8 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("linspace.out", TORCH_FN(linspace_out));
-  m.impl("logspace.out", TORCH_FN(logspace_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/range_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -94,12 +94,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gru_cell_
           has_bias ? grad_input.sum(0).to(type) : at::Tensor(), has_bias ? grad_hidden.sum(0).to(type) : at::Tensor()};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_thnn_fused_lstm_cell", TORCH_FN(lstm_cell));
-  m.impl("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(lstm_cell_backward));
-  m.impl("_thnn_fused_gru_cell", TORCH_FN(gru_cell));
-  m.impl("_thnn_fused_gru_cell_backward", TORCH_FN(gru_cell_backward));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/rnn_cell_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

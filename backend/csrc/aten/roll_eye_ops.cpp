@@ -63,11 +63,8 @@ at::Tensor& eye_square_out(int64_t n, at::Tensor& out) {
   return eye_out(n, n, out);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("roll", TORCH_FN(roll));
-  m.impl("eye.out", TORCH_FN(eye_square_out));
-  m.impl("eye.m_out", TORCH_FN(eye_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/roll_eye_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -110,18 +110,8 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("cumsum", TORCH_FN(running_sum));
-  m.impl("cumsum.out", TORCH_FN(cumsum_out));
-  m.impl("cumsum_", TORCH_FN(cumsum_inplace));
-  m.impl("cumprod", TORCH_FN(running_product));
-  m.impl("cumprod.out", TORCH_FN(cumprod_out));
-  m.impl("cumprod_", TORCH_FN(cumprod_inplace));
-  m.impl("_logcumsumexp", TORCH_FN(running_logsumexp));
-  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
-  m.impl("nonzero", TORCH_FN(nonzero_positions));
-  m.impl("nonzero.out", TORCH_FN(nonzero_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/scan_ops.inc"
 
 } // namespace
 

@@ -82,12 +82,8 @@ at::Tensor& log_softmax_backward_out(const at::Tensor& grad_output, const at::Te
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_softmax.out", TORCH_FN(softmax_out));
-  m.impl("_log_softmax.out", TORCH_FN(log_softmax_out));
-  m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out));
-  m.impl("_log_softmax_backward_data.out", TORCH_FN(log_softmax_backward_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/softmax_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -114,12 +114,8 @@ std::tuple<at::Tensor&, at::Tensor&> top_out(const at::Tensor& self, c10::SymInt
   return {values, indices};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("sort.stable", TORCH_FN(sort_stable));
-  m.impl("sort.values_stable", TORCH_FN(sort_stable_out));
-  m.impl("topk", TORCH_FN(top));
-  m.impl("topk.values", TORCH_FN(top_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/sort_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

@@ -435,30 +435,8 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
   return out;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("flip", TORCH_FN(flip));
-  m.impl("masked_select", TORCH_FN(select_by_mask));
-  m.impl("masked_select.out", TORCH_FN(masked_select_out));
-  m.impl("take", TORCH_FN(take_elements));
-  m.impl("take.out", TORCH_FN(take_out));
-  m.impl("gather", TORCH_FN(gather_elements));
-  m.impl("gather.out", TORCH_FN(gather_out));
-  m.impl("index.Tensor", TORCH_FN(index_elements));
-  m.impl("index.Tensor_out", TORCH_FN(index_out));
-  m.impl("_index_put_impl_", TORCH_FN(index_put_impl));
-  m.impl("scatter_add", TORCH_FN(add_scattered));
-  m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
-  m.impl("scatter_add_", TORCH_FN(scatter_add_inplace));
-  m.impl("scatter.src", TORCH_FN(scatter_src));
-  m.impl("scatter_reduce.two", TORCH_FN(scatter_reduce_two));
-  m.impl("scatter_reduce.two_out", TORCH_FN(scatter_reduce_two_out));
-  m.impl("scatter_reduce_.two", TORCH_FN(scatter_reduce_two_inplace));
-  m.impl("scatter.value", TORCH_FN(scatter_value));
-  m.impl("scatter.src_out", TORCH_FN(scatter_src_out));
-  m.impl("scatter.value_out", TORCH_FN(scatter_value_out));
-  m.impl("scatter_.src", TORCH_FN(scatter_src_inplace));
-  m.impl("scatter_.value", TORCH_FN(scatter_value_inplace));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/take_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

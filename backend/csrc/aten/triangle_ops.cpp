@@ -65,14 +65,8 @@ at::Tensor& triangle_(at::Tensor& self, int64_t diagonal) {
   return triangle_out<Lower>(self, diagonal, self);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("tril.out", TORCH_FN(triangle_out<true>));
-  m.impl("tril", TORCH_FN(triangle<true>));
-  m.impl("tril_", TORCH_FN(triangle_<true>));
-  m.impl("triu.out", TORCH_FN(triangle_out<false>));
-  m.impl("triu", TORCH_FN(triangle<false>));
-  m.impl("triu_", TORCH_FN(triangle_<false>));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/triangle_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

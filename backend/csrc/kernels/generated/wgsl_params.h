@@ -435,6 +435,8 @@ struct alignas(16) RandomParams {
   uint32_t input_offset = {};
   uint32_t key[4] = {};
   float scalars[4] = {};
+  uint32_t first_thread = {};
+  uint32_t pad0_[3] = {};
 };
 static_assert(offsetof(RandomParams, count) == 0);
 static_assert(offsetof(RandomParams, out_offset) == 4);
@@ -442,7 +444,8 @@ static_assert(offsetof(RandomParams, mask_offset) == 8);
 static_assert(offsetof(RandomParams, input_offset) == 12);
 static_assert(offsetof(RandomParams, key) == 16);
 static_assert(offsetof(RandomParams, scalars) == 32);
-static_assert(sizeof(RandomParams) == 48);
+static_assert(offsetof(RandomParams, first_thread) == 48);
+static_assert(sizeof(RandomParams) == 64);
 
 // The uniform block of reduce.wgsl.
 struct alignas(16) ReduceParams {

@@ -177,7 +177,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
 )wgsl",
 batch_norm_holes, 10};
 
-inline constexpr std::string_view batch_norm_apply_holes[] = {"acc", "out_array", "x_array", "stage", "load_x", "load_grad", "store_helpers", "workgroup_size", "store"};
+inline constexpr std::string_view batch_norm_apply_holes[] = {"acc", "out_array", "x_array", "stage", "load_x", "load_grad", "workgroup_size", "store"};
 inline constexpr Family batch_norm_apply{"batch_norm_apply",
 R"wgsl(// Batch normalisation, the per-element half of forward and backward: each element applies its
 // channel's coefficients (from batch_norm.wgsl or batch_norm_backward.wgsl; 4 {{acc}} per channel,
@@ -196,6 +196,16 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 struct Params {
   total: u32,      // elements
   threads: u32,    // ceil(total / 4)
@@ -229,8 +239,6 @@ fn value(e: u32, channel: u32) -> {{acc}} {
   return g * coef[k + 3u];
 }
 
-{{store_helpers}}
-
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let t = flat_thread(gid, groups, {{workgroup_size}}u);
@@ -252,7 +260,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   {{store}}
 }
 )wgsl",
-batch_norm_apply_holes, 9};
+batch_norm_apply_holes, 8};
 
 inline constexpr std::string_view batch_norm_backward_holes[] = {"acc", "workgroup_size", "x_array", "stat_array", "param_array", "training", "load_x", "load_grad", "load_mean", "load_spread", "load_weight", "decode_scalar"};
 inline constexpr Family batch_norm_backward{"batch_norm_backward",
@@ -431,7 +439,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 compact_holes, 1};
 
-inline constexpr std::string_view copy_holes[] = {"dst_array", "src_array", "workgroup_size", "rank", "lanes_log2", "store_helpers", "store_type", "load", "store", "main"};
+inline constexpr std::string_view copy_holes[] = {"dst_array", "src_array", "workgroup_size", "rank", "lanes_log2", "store_type", "load", "store", "main"};
 inline constexpr Family copy{"copy",
 R"wgsl(// Strided device-to-device copy, with the dtype conversion when source and destination differ: one
 // variant per (source dtype or raw bits, destination dtype, rank, store). A raw copy moves an
@@ -468,6 +476,16 @@ fn strided_index(i: u32, operand: u32, offset: u32) -> u32 {
   return index + rest * p.strides[2u * operand + (last >> 2u)][last & 3u];
 }
 // ---- end of lib/strided_index.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 struct Params {
   numel: u32,      // elements of this launch
   out_offset: u32, // first destination element within its window
@@ -489,8 +507,6 @@ const RANK: u32 = {{rank}}u;
 // Destination elements per u32 word, as a power of two (packed 1- and 2-byte dtypes).
 const LANES_LOG2: u32 = {{lanes_log2}}u;
 
-{{store_helpers}}
-
 fn dst_index(e: u32) -> u32 {
   return strided_index(e, 0u, p.out_offset);
 }
@@ -507,7 +523,7 @@ fn element(e: u32) -> {{store_type}} {
 
 {{main}}
 )wgsl",
-copy_holes, 10};
+copy_holes, 9};
 
 inline constexpr std::string_view elementwise_holes[] = {"expression", "helpers", "a_type", "b_type", "c_type", "store_type", "s0", "s1", "s2", "s3", "s4", "store", "out_array", "a_binding", "a_array", "b_binding", "b_array", "c_binding", "c_array", "params_binding", "workgroup_size", "rank", "lanes_log2", "load_a", "load_b", "load_c", "main"};
 inline constexpr Family elementwise{"elementwise",
@@ -568,6 +584,16 @@ fn strided_index(i: u32, operand: u32, offset: u32) -> u32 {
 // s0..s4, and {{expression}}, the row's WGSL for T; the result in the stored form of out's dtype. Inputs and parameters the op does not
 // have are zeros the expression never reads.
 
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 {{helpers}}
 
 fn value(e: u32, a: {{a_type}}, b: {{b_type}}, c: {{c_type}}) -> {{store_type}} {
@@ -688,6 +714,16 @@ fn pack_quad_1(r0: u32, r1: u32, r2: u32, r3: u32) -> u32 {
 // s0..s4, and {{expression}}, the row's WGSL for T; the result in the stored form of out's dtype. Inputs and parameters the op does not
 // have are zeros the expression never reads.
 
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 {{helpers}}
 
 fn value(e: u32, a: {{a_type}}, b: {{b_type}}, c: {{c_type}}) -> {{store_type}} {
@@ -1125,6 +1161,16 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 struct Params {
   units: u32,         // threads: elements of out, or words of two for 2-byte dtypes
   elements: u32,      // outer * rows * inner
@@ -1824,7 +1870,7 @@ inline constexpr std::string_view random_holes[] = {"load_input", "workgroup_siz
 inline constexpr Family random{"random",
 R"wgsl(// Random numbers from Philox 4x32-10, counter-based: thread t of a call draws the counter
 // (t, 0, offset) under the key `seed`, so values depend only on (seed, offset, position), whatever the
-// launch shape. Each thread fills four consecutive float32 elements. One entry point per distribution;
+// launch shape or the pieces a large call is split into. Each thread fills four consecutive float32 elements. One entry point per distribution;
 // the ones without a mask and an input bind `out` in their places (the layout is shared).
 // Only u32 multiplies: the high half of a 32x32 product is rebuilt from 16-bit halves, so no adapter
 // needs 64-bit integers. log/sin/cos in `fill_normal` are the adapter's builtins: their last-ulp
@@ -1847,6 +1893,7 @@ struct Params {
   input_offset: u32, // dropout's input
   key: vec4<u32>,    // seed lo, seed hi, offset lo, offset hi
   scalars: vec4<f32>, // uniform [a, b); normal mean a, std b; bernoulli p = a; dropout keep a, scale b
+  first_thread: u32,  // the call's thread of this launch's thread 0 (a call too large for one binding runs in pieces)
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
@@ -1883,7 +1930,7 @@ fn unit(x: u32) -> f32 {
 }
 
 fn bits_for(t: u32) -> vec4<u32> {
-  return philox(vec4<u32>(t, 0u, p.key.z, p.key.w), p.key.xy);
+  return philox(vec4<u32>(p.first_thread + t, 0u, p.key.z, p.key.w), p.key.xy);
 }
 
 fn store4(first: u32, values: array<f32, 4>) {
@@ -3150,7 +3197,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 triangle_holes, 1};
 
-inline constexpr std::string_view upsample_holes[] = {"element", "mode", "backward", "real", "lanes", "helpers", "load", "store", "scale", "rounded", "workgroup_size"};
+inline constexpr std::string_view upsample_holes[] = {"element", "mode", "backward", "real", "lanes", "load", "store", "scale", "rounded", "workgroup_size"};
 inline constexpr Family upsample{"upsample",
 R"wgsl(// 2-D upsampling of NCHW-contiguous tensors, forward and backward, for upsample_nearest2d,
 // _upsample_nearest_exact2d and upsample_bilinear2d. One thread per 32-bit word of the contiguous
@@ -3175,6 +3222,16 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 struct Params {
   count: u32,      // elements of the tensor written
   words: u32,      // words of it this launch writes
@@ -3215,7 +3272,6 @@ alias real = {{real}};
 const LANES: u32 = {{lanes}}u;
 const LANE_BITS: u32 = 32u / LANES;
 
-{{helpers}}
 fn load(i: u32) -> real {
   return {{load}};
 }
@@ -3326,7 +3382,8 @@ fn backward_value(e: u32) -> real {
     }
     total += weight_of(th, ih) * row_total;
   }
-  return total;
+  )wgsl"
+R"wgsl(return total;
 }
 
 @compute @workgroup_size({{workgroup_size}})
@@ -3339,8 +3396,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     return;
   }
   let first = t * LANES;
-  // A last word the tensor only partly fills keeps the )wgsl"
-R"wgsl(bytes beyond it. (The conversions to u32 and
+  // A last word the tensor only partly fills keeps the bytes beyond it. (The conversions to u32 and
   // back to the element type are identities here, where elements are u32 words; they let the
   // float64 variant, which never runs this branch, type-check.)
   var word = 0u;
@@ -3355,7 +3411,7 @@ R"wgsl(bytes beyond it. (The conversions to u32 and
   dst[w] = {{element}}(word);
 }
 )wgsl",
-upsample_holes, 11};
+upsample_holes, 10};
 
 inline constexpr std::string_view part_store_plain =
 R"wgsl(// One element per thread, into a destination of 4- or 8-byte elements: element(e) is the stored form
