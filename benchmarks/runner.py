@@ -103,7 +103,7 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         entry["values"][kind] = row.get("value")
         entry["status"][kind] = row["status"]
         if row.get("peak_share") is not None:
-            entry["peak_share"][kind] = round(row["peak_share"], 4)
+            entry["peak_share"][kind] = row["peak_share"]
     lower_is_better = {"us/op", "ms/step"}
     for entry in table.values():
         dml = entry["values"].get("dml")
