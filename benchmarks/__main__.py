@@ -56,6 +56,8 @@ def run(argv: list[str]) -> int:
     unknown = set(chosen) - set(suites.SUITES)
     if unknown:
         parser.error(f"unknown suites: {', '.join(sorted(unknown))}")
+    if args.baseline not in ("", "auto") and not Path(args.baseline).is_file():
+        parser.error(f"no baseline at {args.baseline}")
     repeats = args.repeats or (3 if args.quick else 10)
     kinds = {device: device.split(":")[0] for device in devices}
     apart = [device for device, kind in kinds.items() if kind == "cuda"] if "dml" in kinds.values() else []

@@ -80,7 +80,8 @@ def compare(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 def adapter(result: dict[str, Any]) -> str:
     """The dml adapter a run measured, as its report describes it."""
-    return result.get("devices", {}).get("dml", "").removeprefix("dml: ")
+    described = [text for device, text in result.get("devices", {}).items() if device.split(":")[0] == "dml"]
+    return described[0].removeprefix("dml: ") if described else ""
 
 
 def baseline_name(result: dict[str, Any]) -> str:
@@ -90,8 +91,8 @@ def baseline_name(result: dict[str, Any]) -> str:
     return f"{slug}-{result.get('profile', 'full')}.json"
 
 
-def find_baseline(result: dict[str, Any], folder: Path = BASELINES) -> Path | None:
-    path = folder / baseline_name(result)
+def find_baseline(result: dict[str, Any], folder: Path | None = None) -> Path | None:
+    path = (folder or BASELINES) / baseline_name(result)
     return path if path.is_file() else None
 
 

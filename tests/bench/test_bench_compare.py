@@ -86,3 +86,22 @@ def test_compare_command_fails_only_when_asked(tmp_path, capsys):
     assert "1 regressions, 1 rows within the noise" in text and "| slower | elementwise | a |" in text
     assert main(["compare", base, slower, "--fail-on-regression"]) == 1
     assert main(["compare", base, base, "--fail-on-regression"]) == 0
+
+
+def test_run_stores_a_first_baseline_then_checks_against_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(compare, "BASELINES", tmp_path / "baselines")
+    (tmp_path / "baselines").mkdir()
+    quick = ["run", "--quick", "--devices", "dml", "--suites", "overhead", "--repeats", "1", "--no-device-time",
+             "--baseline", "auto", "--fail-on-regression"]
+    assert main([*quick, "--out", str(tmp_path / "first")]) == 0
+    written = list((tmp_path / "first" / "baseline").glob("*.json"))
+    assert len(written) == 1 and f"commit it as benchmarks/baselines/{written[0].name}" in capsys.readouterr().out
+    # A baseline ten times faster than anything this run can do: every timed row is a regression.
+    stored = json.loads(written[0].read_text())
+    for line in stored["rows"]:
+        line["median_s"] = line.get("median_s", 1.0) / 10
+    (tmp_path / "baselines" / written[0].name).write_text(json.dumps(stored))
+    assert main([*quick, "--out", str(tmp_path / "second")]) == 1
+    check = json.loads((tmp_path / "second" / "results.json").read_text())["regression_check"]
+    assert check["regressions"] == len(stored["rows"]) and check["path"].endswith(written[0].name)
+    assert "## Against the baseline" in (tmp_path / "second" / "results.md").read_text()
