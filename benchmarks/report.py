@@ -39,7 +39,7 @@ def comparison_table(result: dict[str, Any]) -> list[str]:
 
 def detail_table(result: dict[str, Any], kind: str) -> list[str]:
     """Per call on one device: wall and device time, and on dml what the call cost in dispatches."""
-    rows = [r for r in result["rows"] if r["device"].split(":")[0] == kind and "median_s" in r]
+    rows = [r for r in result.get("rows", []) if r["device"].split(":")[0] == kind and "median_s" in r]
     if not rows:
         return []
     counted = kind == "dml"
