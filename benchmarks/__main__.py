@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.metadata
+import os
 import shutil
 import subprocess
 import sys
@@ -105,6 +106,9 @@ def compare_files(argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
+    # Kineto logs two lines per profiler session at every level below 6 (the device-time pass opens one
+    # per row); the rows' device_time_note says when a pass recorded nothing. Read when torch loads.
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     if argv[:1] == ["compare"]:
         return compare_files(argv[1:])
     return run(argv[1:] if argv[:1] == ["run"] else argv)

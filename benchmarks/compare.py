@@ -109,8 +109,8 @@ def markdown(check: dict[str, Any]) -> str:
     lines += [f"- warning: {w}" for w in check["warnings"]]
     same = sum(line["verdict"] == "same" for line in check["rows"])
     changed = [line for line in check["rows"] if line["verdict"] != "same"]
-    lines += [f"{check['regressions']} regressions, {same} rows within the noise, "
-              f"{len(changed) - check['regressions']} other changes.", ""]
+    others = len(changed) - check["regressions"]
+    lines += [f"{check['regressions']} regressions, {same} rows within the noise, {others} other changes.", ""]
     if changed:
         lines += ["| verdict | suite | case | size | calls/sync | baseline | now | change | noise | note |",
                   "|" + " --- |" * 10]

@@ -48,7 +48,7 @@ def detail_table(result: dict[str, Any], kind: str) -> list[str]:
              + (" dispatches | submits | fallback calls |" if counted else ""),
              "|" + " --- |" * (8 + 3 * counted)]
     for r in rows:
-        clock = r.get("device_clock") or r.get("device_time_note", "")
+        clock = "; ".join(filter(None, (r.get("device_clock"), r.get("device_time_note"))))
         line = (f"| {r['suite']} | {r['name']} | {r['size']} | {r.get('calls_per_sync', 1)} | {_us(r['median_s'])} | "
                 f"{r['spread']:.1%} | {_us(r.get('device_s'))} | {clock} |")
         if counted:
