@@ -21,6 +21,14 @@ def test_slower_only_beyond_the_floor_when_runs_are_quiet():
     assert verdicts(base, new) == {"a": "same", "b": "slower", "c": "faster"}
 
 
+def test_a_slower_median_alone_is_load_not_a_regression():
+    base = result(row("a", 1.0))
+    disturbed = row("a", 1.5, min_s=1.02)  # the fastest repeat as fast as before: other processes' load
+    assert verdicts(base, result(disturbed)) == {"a": "same"}
+    assert verdicts(result(disturbed), base) == {"a": "same"}
+    assert verdicts(base, result(row("a", 1.5, min_s=1.3))) == {"a": "slower"}
+
+
 @pytest.mark.parametrize("noisy", ["base", "new"])
 def test_noise_measured_in_either_run_widens_the_tolerance(noisy):
     base = result(row("a", 1.0, spread=0.30 if noisy == "base" else 0.01))
