@@ -67,11 +67,14 @@ def run_case(case: Case, device: str, repeats: int, device_times: bool = True) -
             extra.update(counter.stop().per_call(1 + repeats * case.inner))
         else:
             timing = measure(fn, device, repeats=repeats, inner=case.inner, host_only=case.host_only)
-        if device_times:
-            extra.update(probes.device_time(fn, device, rounds=min(repeats, 3), calls_per_sync=case.inner))
     except Exception as error:  # noqa: BLE001 -- a row that cannot run is reported, the run goes on
         row.update(status="error", error=f"{type(error).__name__}: {str(error)[:200]}")
         return row
+    if device_times:
+        try:
+            extra.update(probes.device_time(fn, device, rounds=min(repeats, 3), calls_per_sync=case.inner))
+        except Exception as error:  # noqa: BLE001 -- the row was timed; only its device time is missing
+            extra["device_time_note"] = f"profiling failed: {type(error).__name__}: {str(error)[:160]}"
     row.update({"status": "fallback" if extra.get("fallback_ops") else "ok", "value": value(case, timing.median_s),
                 "median_s": timing.median_s, "min_s": timing.min_s, "max_s": timing.max_s,
                 "spread": round(timing.spread, 3), "repeats": timing.repeats, "fallback_ops": [],

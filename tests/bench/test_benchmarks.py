@@ -71,6 +71,14 @@ def test_batched_rows_beside_single_ones():
     assert len(batched) == sum(c.inner == 1 and (c.suite, c.name) in BATCHED for c in chosen)
 
 
+def test_a_failed_profiling_pass_keeps_the_timed_row(monkeypatch):
+    def failing(*args, **kwargs):
+        raise RuntimeError("no profiler here")
+    monkeypatch.setattr(probes, "device_time", failing)
+    row = runner.run_case(Case("elementwise", "add", "64", "GB/s", adding, 768.0), "cpu", repeats=1)
+    assert row["status"] == "ok" and row["value"] > 0 and "no profiler here" in row["device_time_note"]
+
+
 def test_errors_do_not_stop_the_run():
     def broken(device):
         raise RuntimeError("no such kernel")
