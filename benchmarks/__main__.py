@@ -40,7 +40,8 @@ def run(argv: list[str]) -> int:
 
     from benchmarks import report, runner, suites
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks run", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks run", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes: minutes on a software adapter")
     parser.add_argument("--devices", default="", help="default: cpu,dml and cuda when available")
     parser.add_argument("--suites", default=",".join(suites.SUITES), help="comma-separated: " + ", ".join(suites.SUITES))
