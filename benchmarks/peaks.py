@@ -72,13 +72,16 @@ def figure_for(unit: str, peak: str) -> str | None:
     return None
 
 
-def share(peaks: Peaks | None, unit: str, peak: str, value: float | None) -> float | None:
-    """`value` as a fraction of the adapter's nominal figure; None when the adapter, the figure or the
-    value is unknown."""
+def share(peaks: Peaks | None, unit: str, peak: str, value: float | None) -> tuple[float | None, str | None]:
+    """`value` as a fraction of the adapter's nominal figure, and that figure's name; no fraction when the
+    adapter, the figure or the value is unknown. A GEMM faster than the dtype's peak without tensor cores
+    used them (cuBLAS in half precision), so it is held to the tensor-core figure instead."""
     key = figure_for(unit, peak)
     if peaks is None or key is None or value is None or key not in peaks.figures:
-        return None
-    return value / peaks.figures[key]
+        return None, key
+    if value > peaks.figures[key] and key in peaks.tensor_tflops:
+        return value / peaks.tensor_tflops[key], f"{key} tensor cores"
+    return value / peaks.figures[key], key
 
 
 def describe(peaks: Peaks | None, adapter_name: str) -> str:

@@ -89,7 +89,8 @@ def add_peak_shares(rows: list[dict[str, Any]], adapters: dict[str, str]) -> dic
     known = {device: peaks.lookup(name) for device, name in adapters.items()}
     for row in rows:
         if "value" in row and row["device"] in known:
-            row["peak_share"] = peaks.share(known[row["device"]], row["unit"], row.get("peak") or "", row["value"])
+            row["peak_share"], row["peak"] = peaks.share(known[row["device"]], row["unit"], row.get("peak") or "",
+                                                         row["value"])
     return {device: {"adapter": adapters[device], "known": p is not None, "label": p.label if p else None,
                      "figures": p.figures if p else {}, "note": peaks.describe(p, adapters[device])}
             for device, p in known.items()}
