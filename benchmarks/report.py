@@ -11,7 +11,8 @@ from benchmarks import compare
 
 def _share(entry: dict[str, Any], device: str) -> str:
     value = entry.get("peak_share", {}).get(device)
-    return "" if value is None else f"{value:.1%}"
+    tensor = " of tensor cores" if entry.get("peak", {}).get(device, "").endswith("tensor cores") else ""
+    return "" if value is None else f"{value:.1%}{tensor}"
 
 
 def _us(seconds: float | None) -> str:

@@ -108,6 +108,7 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         entry["status"][kind] = row["status"]
         if row.get("peak_share") is not None:
             entry["peak_share"][kind] = row["peak_share"]
+            entry.setdefault("peak", {})[kind] = row["peak"]
     lower_is_better = {"us/op", "ms/step"}
     for entry in table.values():
         dml = entry["values"].get("dml")

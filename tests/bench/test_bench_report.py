@@ -23,6 +23,12 @@ def test_columns_for_calls_per_sync_and_share_of_peak():
     assert "peak figures for dml: NVIDIA H100 SXM: memory 3350 GB/s" in text
 
 
+def test_share_of_tensor_cores_is_marked():
+    mm = {"suite": "gemm", "size": "4096", "unit": "TFLOP/s", "peak": "float16"}
+    text = rendered(row("mm float16", 1.0 / 17.1, **mm), row("mm float16", 1.0 / 650.6, device="cuda", **mm))
+    assert "| 12.8% | 65.8% of tensor cores |" in text
+
+
 def test_per_call_detail_has_counts_and_device_time():
     text = rendered(row("add", 1e-3, dispatches_per_call=1.0, submits_per_call=1.0, fallback_calls_per_call=0.0,
                         device_s=2.5e-4, device_clock="device timestamps"),
