@@ -36,8 +36,8 @@ def _dml_rows(result: dict[str, Any]) -> dict[tuple[str, str, str, int], dict[st
 def beyond(slow: dict[str, Any], fast: dict[str, Any], noise: float) -> bool:
     """Whether `slow` took longer than `fast` by more than `noise`, in its median and in its fastest
     repeat both: load from other processes only adds time, so the fastest repeat is the least disturbed,
-    and a real slowdown moves it too (two quick lavapipe runs of one commit on a busy machine: 4 of 39
-    medians beyond the noise, none with its fastest repeat)."""
+    and a real slowdown moves it too. Measured on lavapipe, two pairs of quick runs of one commit on two
+    busy cores: 4 and 3 of 39 medians beyond the noise; 0 and 3 with their fastest repeats as well."""
     checked = [slow[k] > fast[k] * (1.0 + noise) for k in ("median_s", "min_s") if slow.get(k) and fast.get(k)]
     return bool(checked) and all(checked)
 
