@@ -2,8 +2,8 @@
 
 import torch
 
-from benchmarks import report, runner
-from benchmarks.suites import Case, cases
+from benchmarks import probes, report, runner
+from benchmarks.suites import BATCHED, Case, cases
 from benchmarks.timing import measure
 
 
@@ -26,6 +26,11 @@ def summing(device):
     return lambda: a.sum()
 
 
+def adding(device):
+    a, b = torch.ones(64, device=device), torch.ones(64, device=device)
+    return lambda: a + b
+
+
 def renorming(device):
     a = torch.ones(8, 8, device=device)
     return lambda: a.renorm(2, 0, 1.0)  # no native kernel yet
@@ -38,6 +43,40 @@ def test_native_row_is_ok_and_fallback_row_is_marked():
     fallback = Case("norm", "renorm", "64", "GB/s", renorming, 512.0)
     row = runner.run_case(fallback, "dml", repeats=2)
     assert row["status"] == "fallback" and "aten::renorm.out" in row["fallback_ops"]
+
+
+def test_dml_row_counts_dispatches_and_times_its_kernels():
+    row = runner.run_case(Case("elementwise", "add", "64", "GB/s", adding, 768.0, inner=4), "dml", repeats=2)
+    assert row["status"] == "ok" and row["calls_per_sync"] == 4
+    assert row["dispatches_per_call"] == 1.0 and row["fallback_calls_per_call"] == 0.0
+    assert 0 < row["submits_per_call"] <= 1.0  # one submit per sync at most, shared by the calls before it
+    activity, clock = probes.device_clock("dml")
+    if activity is None:
+        assert row["device_time_note"] == clock and "device_s" not in row
+    else:
+        assert row["device_clock"] == "device timestamps" and row["device_events_per_call"] == 1.0
+        assert row["device_s"] > 0 and row["device_value"] > 0
+
+
+def test_fallback_calls_are_counted_per_call():
+    row = runner.run_case(Case("norm", "renorm", "64", "GB/s", renorming, 512.0), "dml", repeats=2,
+                          device_times=False)
+    assert row["fallback_calls_per_call"] >= 1.0 and "device_s" not in row
+
+
+def test_batched_rows_beside_single_ones():
+    chosen = cases(True, ["elementwise", "reduction"])
+    batched = [(c.suite, c.name) for c in chosen if c.inner == 20]
+    assert ("elementwise", "add") in batched and ("reduction", "sum") in batched
+    assert len(batched) == sum(c.inner == 1 and (c.suite, c.name) in BATCHED for c in chosen)
+
+
+def test_a_failed_profiling_pass_keeps_the_timed_row(monkeypatch):
+    def failing(*args, **kwargs):
+        raise RuntimeError("no profiler here")
+    monkeypatch.setattr(probes, "device_time", failing)
+    row = runner.run_case(Case("elementwise", "add", "64", "GB/s", adding, 768.0), "cpu", repeats=1)
+    assert row["status"] == "ok" and row["value"] > 0 and "no profiler here" in row["device_time_note"]
 
 
 def test_errors_do_not_stop_the_run():
@@ -58,7 +97,7 @@ def test_ratios_and_markdown():
     result = {"generated": "now", "profile": "quick", "devices": {"cpu": "CPU", "dml": "dml", "cuda": "GPU"},
               "versions": {"torch": "2.13", "wgpu": "0.32.0"}, "wall_time_s": 1.0, "comparison": runner.ratios(rows)}
     text = report.markdown(result)
-    assert "| gemm | mm | 8 | TFLOP/s | 1 | 3 | 6 | 3.0 | 0.5 |" in text and "(fallback)" in text
+    assert "| gemm | mm | 8 | 1 | TFLOP/s | 1 | 3 | 6 | 3.0 | 0.5 |" in text and "(fallback)" in text
 
 
 def test_quick_profile_has_every_suite():

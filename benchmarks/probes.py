@@ -1,0 +1,89 @@
+"""What a row costs besides its wall time: dml's dispatch, submit and CPU-fallback counts per call, and
+the device time of its kernels from the profiler's kernel events (dml's timestamp queries, CUDA's CUPTI)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from benchmarks.timing import synchronize
+
+
+def _index(device: str) -> int:
+    return torch.device(device).index or 0
+
+
+@dataclass
+class Counts:
+    dispatches: int
+    submits: int
+    fallback_ops: dict[str, int]
+
+    def per_call(self, calls: int) -> dict[str, Any]:
+        return {"dispatches_per_call": round(self.dispatches / calls, 2),
+                "submits_per_call": round(self.submits / calls, 2),
+                "fallback_calls_per_call": round(sum(self.fallback_ops.values()) / calls, 2),
+                "fallback_ops": sorted(self.fallback_ops)}
+
+
+class DmlCounter:
+    """Counts between `__init__` and `stop()` (the fallback counters are process-wide, so reset here)."""
+
+    def __init__(self, device: str) -> None:
+        import torch_dml
+
+        self._index = _index(device)
+        torch_dml.reset_fallback_counts()
+        self._start = torch_dml._C._stream_counters(self._index)
+
+    def stop(self) -> Counts:
+        import torch_dml
+
+        dispatches, submits = torch_dml._C._stream_counters(self._index)
+        return Counts(dispatches - self._start[0], submits - self._start[1], torch_dml.fallback_counts())
+
+
+def device_clock(device: str) -> tuple[str | None, str]:
+    """(the profiler activity's name, how its kernels are timed), or (None, why there is no device time)."""
+    kind = torch.device(device).type
+    if kind == "cuda":
+        return "CUDA", "CUPTI kernel records"
+    if kind != "dml":
+        return None, "no device clock on the CPU"
+    import torch_dml
+
+    if not torch_dml._C._profiler_kernel_events:
+        return None, "this torch has no PrivateUse1 kernel events"
+    if os.environ.get("TORCH_DML_PROFILE_CLOCK") == "host":
+        return None, "TORCH_DML_PROFILE_CLOCK=host: kernels timed on the host, not the device"
+    if not torch_dml._C._has_feature(_index(device), "timestamp-query-inside-passes"):
+        return None, "the adapter has no timestamp queries inside passes"
+    return "PrivateUse1", "device timestamps"
+
+
+def device_time(fn: Callable[[], object], device: str, rounds: int, calls_per_sync: int) -> dict[str, Any]:
+    """Seconds of device activity per call, summed over the kernel events of `rounds` synchronised rounds
+    of `calls_per_sync` calls under torch.profiler. Profiling adds host work, so this runs apart from
+    the timed repeats; batching is unchanged, so the kernels are the ones the timed calls ran."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    activity, clock = device_clock(device)
+    if activity is None:
+        return {"device_clock": None, "device_time_note": clock}
+    kind = DeviceType.CUDA if activity == "CUDA" else DeviceType.PrivateUse1
+    with profile(activities=[ProfilerActivity.CPU, getattr(ProfilerActivity, activity)]) as prof:
+        for _ in range(rounds):
+            for _ in range(calls_per_sync):
+                fn()
+            synchronize(device)
+    kernels = [event for event in prof.events() if event.device_type == kind]
+    calls = rounds * calls_per_sync
+    if not kernels:
+        return {"device_clock": clock, "device_s": None, "device_time_note": "no kernel events recorded"}
+    return {"device_clock": clock, "device_s": sum(k.device_time_total for k in kernels) * 1e-6 / calls,
+            "device_events_per_call": round(len(kernels) / calls, 2)}
