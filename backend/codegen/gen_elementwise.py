@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from backend.codegen import gen_f64_math, gen_registrations, gen_wgsl
+from backend.codegen import gen_registrations, gen_wgsl, gen_wgsl_math
 
 BACKEND = Path(__file__).resolve().parent.parent
 TABLE = BACKEND / "ops.yaml"
@@ -201,11 +201,11 @@ def render_registrations(rows: list[Row]) -> str:
 
 
 def outputs() -> dict[Path, str]:
-    """Every generated file of the build: the elementwise family's, the float64 math constants its
-    kernels use, the embedded WGSL sources with their uniform blocks, and the registrations of the
+    """Every generated file of the build: the elementwise family's, the helper library its
+    kernels take from (wgsl/math/, with the float64 constants), the embedded WGSL sources with their uniform blocks, and the registrations of the
     hand-written kernels (with the coverage page of both tables)."""
     rows = load_rows()
-    return {OPS_HEADER: render_ops_header(rows), REGISTRATIONS: render_registrations(rows), **gen_f64_math.outputs(),
+    return {OPS_HEADER: render_ops_header(rows), REGISTRATIONS: render_registrations(rows), **gen_wgsl_math.outputs(),
             **gen_wgsl.outputs(), **gen_registrations.outputs({row.name: row.overloads for row in rows if row.overloads})}
 
 

@@ -1,6 +1,6 @@
-// WGSL helper functions the elementwise expressions of backend/ops.yaml may call. A kernel includes
-// only the helpers its expression reaches, specialised to its computation type, so an f64 kernel
-// never sees a transcendental it cannot compile.
+// WGSL helper functions the elementwise expressions of backend/ops.yaml may call (the pools of
+// kernels/wgsl/math/). A kernel includes only the helpers its expression reaches, specialised to its
+// computation type, so an f64 kernel never sees a transcendental it cannot compile.
 #pragma once
 
 #include <string>

@@ -1,0 +1,120 @@
+// A pool of the elementwise helper library: each item (a run of lines between blank lines) is one
+// helper, named by its first `fn`; its leading comment lines are for the reader and are not emitted.
+// `T` is the computation type and `BITS` its width; kernels/elementwise_math.cpp takes only the
+// helpers an expression reaches. Embedded by backend/codegen/gen_wgsl_math.py.
+//
+// Helpers that give float results exactly or correctly rounded by integer arithmetic on the bit
+// patterns, so that no driver latitude (division precision, contraction, subnormal flushing) shows:
+// fmod_, div_rn_ and what they use. Written once for both float widths: the layout tokens (UT, MANT,
+// MANT_MASK, MANTI, HIDDEN, INF_BITS, ABS_MASK, SIGN_BIT, EMAX, BIAS, STEP) are replaced per width by
+// kernels/exact_float_math.cpp.
+
+// |x| (as bits) = m 2^(e - BIAS - MANT), m with its hidden bit; subnormals have e = 1, no hidden bit.
+struct Parts_ { m: UT, e: i32 }
+fn parts_(a: UT) -> Parts_ {
+  let e = i32(u32(a >> MANT));
+  if (e == 0) { return Parts_(a, 1); }
+  return Parts_((a & MANT_MASK) | HIDDEN, e);
+}
+
+// The float of sign | m 2^(e - BIAS - MANT) for m < 2 HIDDEN, exact (no rounding happens).
+fn pack_exact_(sign: UT, m: UT, e: i32) -> T {
+  var r = m;
+  var k = e;
+  while (r != UT(0) && r < HIDDEN && k > 1) {
+    r = r << 1u;
+    k = k - 1;
+  }
+  if (r < HIDDEN) { return bitcast<T>(sign | r); }
+  return bitcast<T>(sign | (UT(u32(k)) << MANT) | (r & MANT_MASK));
+}
+
+// sign | q 2^(e - BIAS - MANT - 1) rounded to nearest even, q of MANT + 2 bits (the last a guard bit),
+// `sticky` when nonzero bits lie beyond q; overflow gives infinity, underflow subnormals or zero.
+fn round_pack_(sign: UT, q: UT, e: i32, sticky: bool) -> T {
+  if (e >= EMAX) { return bitcast<T>(sign | INF_BITS); }
+  var m = q >> 1u;
+  var lost = q & UT(1);
+  var half = UT(1);
+  var k = e;
+  if (e < 1) {
+    let sh = 2 - e;
+    if (sh > MANTI + 3) { return bitcast<T>(sign); }
+    m = q >> u32(sh);
+    lost = q & ((UT(1) << u32(sh)) - UT(1));
+    half = UT(1) << u32(sh - 1);
+    k = 0;
+  }
+  if (lost > half || (lost == half && (sticky || (m & UT(1)) != UT(0)))) { m = m + UT(1); }
+  if (k == 0) { return bitcast<T>(sign | m); }
+  if (m >= (HIDDEN << 1u)) {
+    m = m >> 1u;
+    k = k + 1;
+    if (k >= EMAX) { return bitcast<T>(sign | INF_BITS); }
+  }
+  return bitcast<T>(sign | (UT(u32(k)) << MANT) | (m & MANT_MASK));
+}
+
+// Zero and negative tests from the bits: a driver that flushes subnormals compares them equal to 0.
+fn is_zero_(x: T) -> bool { return (bitcast<UT>(x) & ABS_MASK) == UT(0); }
+
+fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) && !is_zero_(x); }
+
+// C's fmod, exact: the integer remainder of the significands, shifted STEP bits at a time (each
+// step's dividend stays below the unsigned width). WGSL's x % y is x - y * trunc(x / y), which
+// loses the quotient's bits and depends on the division's precision.
+fn fmod_(x: T, y: T) -> T {
+  let ax = bitcast<UT>(x) & ABS_MASK;
+  let ay = bitcast<UT>(y) & ABS_MASK;
+  if (ax >= INF_BITS || ay > INF_BITS || ay == UT(0)) { return nan_(); }
+  if (ay == INF_BITS || ax < ay) { return x; }
+  let px = parts_(ax);
+  let py = parts_(ay);
+  var r = px.m % py.m;
+  var gap = px.e - py.e;
+  while (gap > 0) {
+    let s = min(gap, STEP);
+    r = (r << u32(s)) % py.m;
+    gap = gap - s;
+  }
+  return pack_exact_(bitcast<UT>(x) & SIGN_BIT, r, py.e);
+}
+
+// a / b correctly rounded (IEEE), by long division of the significands: WGSL allows 2.5 ulp for
+// x / y and NVIDIA uses that latitude, while floor division must match the CPU to the bit.
+fn div_rn_(a: T, b: T) -> T {
+  let ua = bitcast<UT>(a);
+  let ub = bitcast<UT>(b);
+  let aa = ua & ABS_MASK;
+  let ab = ub & ABS_MASK;
+  let sign = (ua ^ ub) & SIGN_BIT;
+  if (aa > INF_BITS || ab > INF_BITS || (aa == ab && (aa == UT(0) || aa == INF_BITS))) { return nan_(); }
+  if (aa == INF_BITS || ab == UT(0)) { return bitcast<T>(sign | INF_BITS); }
+  if (aa == UT(0) || ab == INF_BITS) { return bitcast<T>(sign); }
+  var pa = parts_(aa);
+  var pb = parts_(ab);
+  while (pa.m < HIDDEN) {
+    pa.m = pa.m << 1u;
+    pa.e = pa.e - 1;
+  }
+  while (pb.m < HIDDEN) {
+    pb.m = pb.m << 1u;
+    pb.e = pb.e - 1;
+  }
+  var e = pa.e - pb.e + BIAS;
+  var r = pa.m;
+  if (r < pb.m) {
+    r = r << 1u;
+    e = e - 1;
+  }
+  var q = UT(0);
+  for (var i = 0; i < MANTI + 2; i++) {
+    q = q << 1u;
+    if (r >= pb.m) {
+      r = r - pb.m;
+      q = q | UT(1);
+    }
+    r = r << 1u;
+  }
+  return round_pack_(sign, q, e, r != UT(0));
+}

@@ -1,0 +1,364 @@
+// A pool of the elementwise helper library: each item (a run of lines between blank lines) is one
+// helper, named by its first `fn`; its leading comment lines are for the reader and are not emitted.
+// `T` is the computation type and `BITS` its width; kernels/elementwise_math.cpp takes only the
+// helpers an expression reaches. Embedded by backend/codegen/gen_wgsl_math.py.
+//
+// Floating point (f32, and f64 through f64_builtins.wgsl's versions of the builtins).
+
+// Python's modulo on fmod_ (exact_float_math), as the CPU kernel computes it; the tests on m and y
+// read the bits, since a driver that flushes subnormals would call a subnormal m zero.
+fn fremainder_(x: T, y: T) -> T {
+  var m = fmod_(x, y);
+  if (!is_zero_(m) && is_neg_(y) != is_neg_(m)) { m = m + y; }
+  return m;
+}
+
+// The CPU's floor division step by step: (a - fmod(a, b)) / b correctly rounded (div_rn_), then
+// floored; a quotient off by the ulps WGSL's `/` may lose would floor to the wrong integer.
+fn div_floor_(a: T, b: T) -> T {
+  if (is_zero_(b)) { return div_rn_(a, b); }
+  let m = fmod_(a, b);
+  var d = div_rn_(a - m, b);
+  if (!is_zero_(m) && is_neg_(b) != is_neg_(m)) { d = d - T(1); }
+  if (is_zero_(d)) { return copysign_(T(0), div_rn_(a, b)); }
+  var f = floor(d);
+  if (d - f > T(0.5)) { f = f + T(1); }
+  return f;
+}
+
+// Near 0 from series (Kahan's (1 + x) - 1 correction is folded away by some shader compilers:
+// lavapipe returned log1p(1e-6) 5% off), elsewhere from exp and log directly.
+// expm1_poly_(x) = (e^x - 1) / x for |x| < 0.35: Taylor to x^13, below 2e-16 relative.
+fn expm1_poly_(x: T) -> T {
+  var p = T(1.6059043836821613e-10);
+  p = T(2.08767569878681e-09) + x * p;
+  p = T(2.505210838544172e-08) + x * p;
+  p = T(2.755731922398589e-07) + x * p;
+  p = T(2.755731922398589e-06) + x * p;
+  p = T(2.48015873015873e-05) + x * p;
+  p = T(0.0001984126984126984) + x * p;
+  p = T(0.001388888888888889) + x * p;
+  p = T(0.008333333333333333) + x * p;
+  p = T(0.041666666666666664) + x * p;
+  p = T(0.16666666666666666) + x * p;
+  p = T(0.5) + x * p;
+  return T(1) + x * p;
+}
+
+fn expm1_(x: T) -> T {
+  if (abs(x) >= T(0.35)) { return exp(x) - T(1); }
+  return x * expm1_poly_(x);
+}
+
+// 2 atanh(s) = log((1 + s) / (1 - s)) for |s| < 0.172: the series to s^21.
+fn atanh_series_(s: T) -> T {
+  let z = s * s;
+  var p = T(0.047619047619047616);
+  p = T(0.05263157894736842) + z * p;
+  p = T(0.058823529411764705) + z * p;
+  p = T(0.06666666666666667) + z * p;
+  p = T(0.07692307692307693) + z * p;
+  p = T(0.09090909090909091) + z * p;
+  p = T(0.1111111111111111) + z * p;
+  p = T(0.14285714285714285) + z * p;
+  p = T(0.2) + z * p;
+  p = T(0.3333333333333333) + z * p;
+  p = T(1) + z * p;
+  return T(2) * s * p;
+}
+
+fn log1p_(x: T) -> T {
+  if (isnan_(x)) { return x; }
+  if (x < T(-0.2928932188134524) || x > T(0.41421356237309503)) { return log(T(1) + x); }
+  return atanh_series_(x / (T(2) + x));
+}
+
+// Reduced to |t| <= tan(pi/8) around 0, pi/4 or pi/2, then the series to t^45
+// (lavapipe's f32 atan returned 0 for NaN and was 2e-5 off near 0).
+fn atan_(x: T) -> T {
+  if (isnan_(x)) { return x; }
+  let a = abs(x);
+  var base = T(0);
+  var t = a;
+  if (a > T(2.414213562373095)) {
+    base = T(1.5707963267948966);
+    t = T(-1) / a;
+  } else if (a > T(0.41421356237309503)) {
+    base = T(0.7853981633974483);
+    t = (a - T(1)) / (a + T(1));
+  }
+  let z = t * t;
+  var p = T(0);
+  for (var n = 22; n >= 0; n--) {
+    p = select(T(1), T(-1), (n & 1) == 1) / T(2 * n + 1) + z * p;
+  }
+  return copysign_(base + t * p, x);
+}
+
+// atan2 away from the points atan2_ settles first (NaN, both zero, both infinite).
+fn atan2_finite_(y: T, x: T) -> T {
+  let pi = T(3.141592653589793);
+  if (isinf_(x)) { return copysign_(select(T(0), pi, x < T(0)), y); }
+  if (isinf_(y) || x == T(0)) { return copysign_(T(0.5) * pi, y); }
+  let a = atan_(y / x);
+  if (!signbit_(x)) { return a; }
+  return select(a + pi, a - pi, signbit_(y));
+}
+
+// Hyperbolic functions from exp / expm1_ / log1p_: the builtins lose everything to cancellation
+// near 0 on some adapters (lavapipe's f32 sinh(1e-6) was 1.3% off) and have no f64 form.
+fn sinh_(x: T) -> T {
+  if (isnan_(x)) { return x; }
+  let a = abs(x);
+  if (a < T(1)) {
+    let e = expm1_(a);
+    return copysign_(T(0.5) * (e + e / (e + T(1))), x);
+  }
+  if (a > exp_max_()) {
+    let h = exp(T(0.5) * a);
+    let half = T(0.5) * h;
+    return copysign_(half * h, x);
+  }
+  let e = exp(a);
+  return copysign_(T(0.5) * (e - T(1) / e), x);
+}
+
+fn cosh_(x: T) -> T {
+  if (isnan_(x)) { return x; }
+  let a = abs(x);
+  if (a > exp_max_()) {
+    let h = exp(T(0.5) * a);
+    let half = T(0.5) * h;
+    return half * h;
+  }
+  let e = exp(a);
+  return T(0.5) * (e + T(1) / e);
+}
+
+fn tanh_(x: T) -> T {
+  if (isnan_(x)) { return x; }
+  let a = abs(x);
+  if (a > T(20)) { return copysign_(T(1), x); }
+  let e = expm1_(T(2) * a);
+  return copysign_(e / (e + T(2)), x);
+}
+
+fn asinh_(x: T) -> T {
+  if (isnan_(x) || isinf_(x)) { return x; }
+  let a = abs(x);
+  if (a > T(1e8)) { return copysign_(log(a) + T(0.6931471805599453), x); }
+  return copysign_(log1p_(a + a * a / (T(1) + sqrt(T(1) + a * a))), x);
+}
+
+fn acosh_(x: T) -> T {
+  if (isnan_(x) || x < T(1)) { return nan_(); }
+  if (x > T(1e8)) { return log(x) + T(0.6931471805599453); }
+  let t = x - T(1);
+  return log1p_(t + sqrt(t * (x + T(1))));
+}
+
+fn atanh_(x: T) -> T {
+  let a = abs(x);
+  if (isnan_(x) || a > T(1)) { return nan_(); }
+  if (a == T(1)) { return copysign_(inf_(), x); }
+  return copysign_(T(0.5) * log1p_(T(2) * a / (T(1) - a)), x);
+}
+
+// lavapipe's asin / acos are off by ~4e-4 (and its atan2 by 4e-6): through atan2_ and atan_'s
+// polynomial they are accurate to a few ulp.
+fn asin_(x: T) -> T {
+  return atan2_(x, sqrt((T(1) - x) * (T(1) + x)));
+}
+
+fn acos_(x: T) -> T {
+  return atan2_(sqrt((T(1) - x) * (T(1) + x)), x);
+}
+
+// C's atan2 at the points WGSL leaves undefined (both zero, both infinite).
+fn atan2_(y: T, x: T) -> T {
+  if (isnan_(y) || isnan_(x)) { return nan_(); }
+  if (y == T(0) && x == T(0)) { return copysign_(select(T(0), T(3.141592653589793), signbit_(x)), y); }
+  if (isinf_(y) && isinf_(x)) {
+    return copysign_(select(T(0.7853981633974483), T(2.356194490192345), x < T(0)), y);
+  }
+  return atan2_finite_(y, x);
+}
+
+// tan reduced by pi/2 in four parts (Cody and Waite: k times each of the leading three, of 8, 11 and
+// 11 bits, is exact up to |x| = 8192, so a fused or unfused multiply-add gives the same r, and the
+// fourth keeps r's relative precision next to the poles) and Taylor series on |r| <= pi/4.
+// The builtin's precision is the driver's (NVIDIA's f32 tan was 1.5e-4 relative off); it is
+// kept beyond 8192 only.
+fn tan_(x: T) -> T {
+  if (isnan_(x) || isinf_(x)) { return nan_(); }
+  let ax = abs(x);
+  if (ax > T(8192)) { return tan(x); }
+  if (ax < T(0.000244140625)) { return x; }
+  let k = round(ax * T(0.6366197723675814));
+  let r = (((ax - k * T(1.5703125)) - k * T(0.0004837512969970703125)) - k * T(7.549533620476723e-08)) - k * T(2.5633441515945189e-12);
+  let z = r * r;
+  let s = r + r * z * (T(-0.16666666666666666) + z * (T(0.008333333333333333) + z * (T(-0.0001984126984126984) + z * (T(2.7557319223985893e-06) + z * T(-2.505210838544172e-08)))));
+  let c = T(1) + z * (T(-0.5) + z * (T(0.041666666666666664) + z * (T(-0.001388888888888889) + z * (T(2.48015873015873e-05) + z * (T(-2.755731922398589e-07) + z * T(2.08767569878681e-09))))));
+  let odd = trunc(k * T(0.5)) != k * T(0.5);
+  let v = select(s / c, -c / s, odd);
+  return select(v, -v, signbit_(x));
+}
+
+fn sigmoid_(x: T) -> T {
+  return T(1) / (T(1) + exp(-x));
+}
+
+fn softplus_(x: T, beta: T, threshold: T) -> T {
+  if (x * beta > threshold) { return x; }
+  return log1p_(exp(x * beta)) / beta;
+}
+
+// Series near 0, Numerical Recipes' erfc (fractional error below 1.2e-7) elsewhere.
+fn erfc_(x: T) -> T {
+  let z = abs(x);
+  let t = T(1) / (T(1) + T(0.5) * z);
+  let r = t * exp(-z * z - T(1.26551223) + t * (T(1.00002368) + t * (T(0.37409196) + t * (T(0.09678418) + t * (T(-0.18628806) + t * (T(0.27886807) + t * (T(-1.13520398) + t * (T(1.48851587) + t * (T(-0.82215223) + t * T(0.17087277))))))))));
+  return select(r, T(2) - r, x < T(0));
+}
+
+fn erf_(x: T) -> T {
+  if (abs(x) < T(0.5)) {
+    let x2 = x * x;
+    return T(1.1283791670955126) * x * (T(1) + x2 * (T(-0.3333333333333333) + x2 * (T(0.1) + x2 * (T(-0.023809523809523808) + x2 * (T(0.004629629629629629) + x2 * T(-0.0007575757575757576))))));
+  }
+  return T(1) - erfc_(x);
+}
+
+// Giles' single-precision approximation of erfinv for |x| < 1.
+fn erfinv_giles_(x: T) -> T {
+  var w = -log((T(1) - x) * (T(1) + x));
+  var p: T;
+  if (w < T(5)) {
+    w = w - T(2.5);
+    p = T(2.81022636e-08);
+    p = T(3.43273939e-07) + p * w;
+    p = T(-3.5233877e-06) + p * w;
+    p = T(-4.39150654e-06) + p * w;
+    p = T(0.00021858087) + p * w;
+    p = T(-0.00125372503) + p * w;
+    p = T(-0.00417768164) + p * w;
+    p = T(0.246640727) + p * w;
+    p = T(1.50140941) + p * w;
+  } else {
+    w = sqrt(w) - T(3);
+    p = T(-0.000200214257);
+    p = T(0.000100950558) + p * w;
+    p = T(0.00134934322) + p * w;
+    p = T(-0.00367342844) + p * w;
+    p = T(0.00573950773) + p * w;
+    p = T(-0.0076224613) + p * w;
+    p = T(0.00943887047) + p * w;
+    p = T(1.00167406) + p * w;
+    p = T(2.83297682) + p * w;
+  }
+  return p * x;
+}
+
+// That, then one Newton step on erf_.
+fn erfinv_(x: T) -> T {
+  if (abs(x) >= T(1)) { return select(nan_(), copysign_(inf_(), x), abs(x) == T(1)); }
+  let y = erfinv_giles_(x);
+  return y - (erf_(y) - x) / (T(1.1283791670955126) * exp(-y * y));
+}
+
+// pow with C's special cases; integer exponents up to 64 by repeated squaring for accuracy.
+fn pow_(x: T, y: T) -> T {
+  if (y == T(0) || x == T(1)) { return T(1); }
+  if (isnan_(x) || isnan_(y)) { return nan_(); }
+  let integral = trunc(y) == y && !isinf_(y);
+  let odd = integral && trunc(y * T(0.5)) != y * T(0.5);
+  if (integral && abs(y) <= T(64)) {
+    var r = T(1);
+    var b = x;
+    var e = u32(abs(y));
+    while (e != 0u) {
+      if ((e & 1u) != 0u) { r = r * b; }
+      b = b * b;
+      e = e >> 1u;
+    }
+    return select(r, T(1) / r, y < T(0));
+  }
+  if (y == T(0.5)) { return select(sqrt(x), inf_(), isinf_(x)); }
+  if (x == T(0)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
+  if (isinf_(y)) {
+    let ax = abs(x);
+    if (ax == T(1)) { return T(1); }
+    return select(T(0), inf_(), (ax > T(1)) == (y > T(0)));
+  }
+  if (isinf_(x) && x < T(0)) {
+    let mag = select(T(0), inf_(), y > T(0));
+    return select(mag, -mag, odd);
+  }
+  let r = exp2(y * log2(abs(x)));
+  if (x < T(0)) {
+    if (!integral) { return nan_(); }
+    return select(r, -r, odd);
+  }
+  return r;
+}
+
+fn hypot_(x: T, y: T) -> T {
+  let ax = abs(x);
+  let ay = abs(y);
+  if (isinf_(ax) || isinf_(ay)) { return inf_(); }
+  if (isnan_(ax) || isnan_(ay)) { return nan_(); }
+  let m = max(ax, ay);
+  if (m == T(0)) { return T(0); }
+  let r = min(ax, ay) / m;
+  return m * sqrt(T(1) + r * r);
+}
+
+fn logaddexp_(x: T, y: T) -> T {
+  if (isnan_(x) || isnan_(y)) { return nan_(); }
+  if (isinf_(x) && x == y) { return x; }
+  let m = select(y, x, x > y);
+  return m + log1p_(exp(-abs(x - y)));
+}
+
+fn logaddexp2_(x: T, y: T) -> T {
+  if (isnan_(x) || isnan_(y)) { return nan_(); }
+  if (isinf_(x) && x == y) { return x; }
+  let m = select(y, x, x > y);
+  return m + log1p_(exp2(-abs(x - y))) * T(1.4426950408889634);
+}
+
+fn xlogy_(x: T, y: T) -> T {
+  if (isnan_(y)) { return y; }
+  if (x == T(0)) { return T(0); }
+  return x * log(y);
+}
+
+fn gelu_(x: T, tanh_approx: T) -> T {
+  if (tanh_approx != T(0)) {
+    return T(0.5) * x * (T(1) + tanh_(T(0.7978845608028654) * (x + T(0.044715) * x * x * x)));
+  }
+  return T(0.5) * x * (T(1) + erf_(x * T(0.7071067811865476)));
+}
+
+fn gelu_backward_(g: T, x: T, tanh_approx: T) -> T {
+  if (tanh_approx != T(0)) {
+    let k = T(0.7978845608028654);
+    let x2 = x * x;
+    let th = tanh_(k * (x + T(0.044715) * x2 * x));
+    return g * (T(0.5) * (T(1) + th) + T(0.5) * x * (T(1) - th * th) * k * (T(1) + T(0.134145) * x2));
+  }
+  let cdf = T(0.5) * (T(1) + erf_(x * T(0.7071067811865476)));
+  let pdf = exp(T(-0.5) * x * x) * T(0.3989422804014327);
+  return g * (cdf + x * pdf);
+}
+
+fn logit_(x: T, eps: T) -> T {
+  var z = x;
+  if (eps >= T(0)) { z = clamp_(x, eps, T(1) - eps); }
+  return log(z / (T(1) - z));
+}
+
+fn round_decimals_(x: T, scale: T, negative: T) -> T {
+  if (negative != T(0)) { return round(x / scale) * scale; }
+  return round(x * scale) / scale;
+}
