@@ -11,26 +11,6 @@
 namespace torch_dml::kernels {
 namespace {
 
-// Order-preserving unsigned keys of each computation type (see sort.wgsl).
-constexpr const char* kF32Key =
-    "fn sort_key(v: f32) -> u32 {\n"
-    "  var u = bitcast<u32>(v);\n"
-    "  if ((u & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; }\n"
-    "  if (u == 0x80000000u) { u = 0u; }\n"
-    "  if ((u & 0x80000000u) != 0u) { return ~u; }\n"
-    "  return u | 0x80000000u;\n"
-    "}\n";
-constexpr const char* kF64Key =
-    "fn sort_key(v: f64) -> u64 {\n"
-    "  var u = bitcast<u64>(v);\n"
-    "  if ((u & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu) { return 0xfffffffffffffffflu; }\n"
-    "  if (u == 0x8000000000000000lu) { u = 0lu; }\n"
-    "  if ((u & 0x8000000000000000lu) != 0lu) { return ~u; }\n"
-    "  return u | 0x8000000000000000lu;\n"
-    "}\n";
-constexpr const char* kI32Key = "fn sort_key(v: i32) -> u32 { return bitcast<u32>(v) ^ 0x80000000u; }\n";
-constexpr const char* kI64Key = "fn sort_key(v: i64) -> u64 { return bitcast<u64>(v) ^ 0x8000000000000000lu; }\n";
-
 uint32_t network_width(uint64_t length) {
   uint32_t width = 1;
   while (width < length) width <<= 1;
@@ -139,12 +119,16 @@ std::vector<Hole> key_holes(c10::ScalarType type) {
   // Every dtype sorts as its computation type, bool as int32 0/1.
   const Value as = value == Value::Bool ? Value::I32 : value;
   const bool wide = as == Value::F64 || as == Value::I64;
-  const char* key_function = as == Value::F32 ? kF32Key : as == Value::F64 ? kF64Key : as == Value::I64 ? kI64Key : kI32Key;
+  // Order-preserving unsigned keys of each computation type (wgsl/parts/sort_key_*.wgsl).
+  const std::string_view key_function = as == Value::F32   ? wgsl::part_sort_key_f32
+                                        : as == Value::F64 ? wgsl::part_sort_key_f64
+                                        : as == Value::I64 ? wgsl::part_sort_key_i64
+                                                           : wgsl::part_sort_key_i32;
   const char* src_array = type == c10::kDouble ? "array<f64>" : type == c10::kLong ? "array<i64>" : "array<u32>";
   return {{"capacity", std::to_string(kSortCapacity)},
           {"src_array", src_array},
           {"key", wide ? "u64" : "u32"},
-          {"key_function", key_function},
+          {"key_function", std::string(key_function)},
           {"load", convert_value(typed_load(type, "src", "i"), value, as)},
           {"key_of_v", "sort_key(v)"},
           {"workgroup_size", std::to_string(kWorkgroupSize)}};

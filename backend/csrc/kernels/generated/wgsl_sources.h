@@ -3413,6 +3413,40 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 upsample_holes, 10};
 
+inline constexpr std::string_view part_sort_key_f32 =
+R"wgsl(// Order-preserving unsigned key of a float32 (what the sort family's key_function hole takes): negative floats
+// reversed below the positives, -0 as +0 (a stable sort keeps their order), every NaN last.
+fn sort_key(v: f32) -> u32 {
+  var u = bitcast<u32>(v);
+  if ((u & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; }
+  if (u == 0x80000000u) { u = 0u; }
+  if ((u & 0x80000000u) != 0u) { return ~u; }
+  return u | 0x80000000u;
+}
+)wgsl";
+
+inline constexpr std::string_view part_sort_key_f64 =
+R"wgsl(// Order-preserving unsigned key of a float64 (as sort_key_f32.wgsl, on 64 bits).
+fn sort_key(v: f64) -> u64 {
+  var u = bitcast<u64>(v);
+  if ((u & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu) { return 0xfffffffffffffffflu; }
+  if (u == 0x8000000000000000lu) { u = 0lu; }
+  if ((u & 0x8000000000000000lu) != 0lu) { return ~u; }
+  return u | 0x8000000000000000lu;
+}
+)wgsl";
+
+inline constexpr std::string_view part_sort_key_i32 =
+R"wgsl(// Order-preserving unsigned key of an int32 (and of the narrower ints and bool, computed as int32):
+// the sign bit flipped.
+fn sort_key(v: i32) -> u32 { return bitcast<u32>(v) ^ 0x80000000u; }
+)wgsl";
+
+inline constexpr std::string_view part_sort_key_i64 =
+R"wgsl(// Order-preserving unsigned key of an int64: the sign bit flipped.
+fn sort_key(v: i64) -> u64 { return bitcast<u64>(v) ^ 0x8000000000000000lu; }
+)wgsl";
+
 inline constexpr std::string_view part_store_plain =
 R"wgsl(// One element per thread, into a destination of 4- or 8-byte elements: element(e) is the stored form
 // of element e, dst_index(e) where it goes.
