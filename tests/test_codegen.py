@@ -34,7 +34,7 @@ def test_registrations_name_every_overload_once():
 
 # Files whose PrivateUse1 registrations stay hand-written, each for the reason backend/ops/native.yaml
 # gives; a new kernel file registers through the table.
-HAND_REGISTERED = {"reduce_ops", "attention_ops", "copy", "pad_ops", "upsample_ops", "unsupported_ops"}
+HAND_REGISTERED = {"reduce_ops", "attention_ops", "copy", "unsupported_ops"}
 HAND_BLOCK = "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)"
 
 

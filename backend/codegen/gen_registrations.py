@@ -75,8 +75,8 @@ def render_doc(families: list[Family], elementwise: dict[str, list[str]]) -> str
               "backend/ops.yaml: do not edit -->\n")
     intro = (f"The {count} aten overloads dml serves with its own kernels (registered for PrivateUse1) from the two "
              "tables, by the table that declares them. A few files still register by hand (the reductions, "
-             "padding, upsampling, copies and attention; `backend/ops/native.yaml` says why) and are not "
-             "listed here. Everything else reaches the counted CPU fallback "
+             "copies, attention and the boxed CPU kernels of `unsupported_ops.cpp`; `backend/ops/native.yaml` "
+             "says why) and are not listed here. Everything else reaches the counted CPU fallback "
              "(`torch_dml.fallback_counts()`), and some of these overloads still hand inputs they cannot take "
              "(a dtype, a layout) to it: the conformance report says which, per dtype.\n\n")
     out = [header, "# Native operators\n\n", intro,

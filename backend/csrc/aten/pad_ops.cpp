@@ -130,22 +130,8 @@ at::Tensor& pad_backward_out(const at::Tensor& grad_output, const at::Tensor& in
   return grad_input;
 }
 
-#define TORCH_DML_PAD(name, mode, dims)                                                                    \
-  m.impl(#name, TORCH_FN((pad<mode, dims, at::_ops::name>)));                                             \
-  m.impl(#name ".out", TORCH_FN((pad_out<mode, dims, at::_ops::name##_out>)));                            \
-  m.impl(#name "_backward", TORCH_FN((pad_backward<mode, dims, at::_ops::name##_backward>)));             \
-  m.impl(#name "_backward.grad_input", TORCH_FN((pad_backward_out<mode, dims, at::_ops::name##_backward_grad_input>)));
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  TORCH_DML_PAD(reflection_pad1d, PadMode::Reflect, 1)
-  TORCH_DML_PAD(reflection_pad2d, PadMode::Reflect, 2)
-  TORCH_DML_PAD(reflection_pad3d, PadMode::Reflect, 3)
-  TORCH_DML_PAD(replication_pad1d, PadMode::Replicate, 1)
-  TORCH_DML_PAD(replication_pad2d, PadMode::Replicate, 2)
-  TORCH_DML_PAD(replication_pad3d, PadMode::Replicate, 3)
-}
-
-#undef TORCH_DML_PAD
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/pad_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten

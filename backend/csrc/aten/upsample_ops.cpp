@@ -176,23 +176,8 @@ at::Tensor& bilinear_vec_out(const at::Tensor& input, at::OptionalSymIntArrayRef
   return bilinear_out(input, size, align_corners, scale_h, scale_w, out);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("upsample_nearest2d.vec_out", TORCH_FN(nearest_vec_out));
-  m.impl("upsample_bilinear2d.vec_out", TORCH_FN(bilinear_vec_out));
-  using at::_ops::_upsample_nearest_exact2d_backward_grad_input;
-  using at::_ops::_upsample_nearest_exact2d_out;
-  using at::_ops::upsample_nearest2d_backward_grad_input;
-  using at::_ops::upsample_nearest2d_out;
-  m.impl("upsample_nearest2d.out", TORCH_FN((nearest_out<UpsampleMode::Nearest, upsample_nearest2d_out>)));
-  m.impl("upsample_nearest2d_backward.grad_input",
-         TORCH_FN((nearest_backward_out<UpsampleMode::Nearest, upsample_nearest2d_backward_grad_input>)));
-  m.impl("_upsample_nearest_exact2d.out",
-         TORCH_FN((nearest_out<UpsampleMode::NearestExact, _upsample_nearest_exact2d_out>)));
-  m.impl("_upsample_nearest_exact2d_backward.grad_input",
-         TORCH_FN((nearest_backward_out<UpsampleMode::NearestExact, _upsample_nearest_exact2d_backward_grad_input>)));
-  m.impl("upsample_bilinear2d.out", TORCH_FN(bilinear_out));
-  m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(bilinear_backward_out));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/upsample_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten
