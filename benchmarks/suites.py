@@ -89,6 +89,16 @@ def _overhead(quick: bool) -> Iterator[Case]:
     # The host's share alone: Python, dispatcher, our recording and wgpu's, without the wait for the
     # device (the per-dispatch host cost target is about this figure).
     yield Case("overhead", "1000 tiny add_, host CPU time", "16", "us/op", make_chain, 1000.0, host_only=True)
+    # The round trip a training loop's `loss.item()` pays: record, submit, wait, read one element back.
+    def make_item(device: str) -> Callable[[], object]:
+        a = torch.zeros(16, device=device)
+        b = torch.ones(16, device=device)
+        def round_trips() -> object:
+            for _ in range(20):
+                a.add_(b)[3].item()
+            return a
+        return round_trips
+    yield Case("overhead", "tiny add_ + .item()", "16", "us/op", make_item, 20.0)
     for n in ([1 << 20] if quick else [1 << 20, 1 << 26]):
         def make_h2d(device: str, n: int = n) -> Callable[[], object]:
             host = torch.rand(n)

@@ -7,6 +7,8 @@
 #include <torch/library.h>
 
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "aten/common.h"
@@ -42,6 +44,22 @@ ByteSpan byte_span(const at::Tensor& t) {
   return span;
 }
 
+// Device -> host bytes at any offset and size, naming the op if the read fails (the command stream
+// knows buffers, not ops).
+void read_bytes(runtime::DeviceContext& context, WGPUBuffer buffer, uint64_t offset, void* host, uint64_t size,
+                const char* op) {
+  try {
+    context.stream().read(buffer, offset, host, size);
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const c10::Error& error) {
+    std::string message = error.msg();
+    constexpr std::string_view prefix = "torch_dml: ";
+    if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+    TORCH_CHECK(false, "torch_dml: ", op, ": ", message);
+  }
+}
+
 // A CPU copy of any dml view, whatever its layout: the bytes it spans, viewed with its strides. Exact
 // for every dtype; used where no kernel applies (more than 8 dimensions after coalescing, say).
 at::Tensor read_span(const at::Tensor& t) {
@@ -50,7 +68,7 @@ at::Tensor read_span(const at::Tensor& t) {
   runtime::DeviceContext& context = context_of(t);
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    context.stream().read(span.storage.buffer, span.begin, bytes.mutable_data_ptr(), span.size);
+    read_bytes(context, span.storage.buffer, span.begin, bytes.mutable_data_ptr(), span.size, "copy from dml");
   }
   return at::from_blob(static_cast<uint8_t*>(bytes.mutable_data_ptr()) + span.skip, t.sizes(), t.strides(),
                        [bytes](void*) mutable { bytes.reset(); }, at::TensorOptions().dtype(t.scalar_type()))
@@ -64,7 +82,7 @@ void write_span(const at::Tensor& dst, const at::Tensor& values) {
   std::vector<uint8_t> bytes(span.size);
   runtime::DeviceContext& context = context_of(dst);
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  context.stream().read(span.storage.buffer, span.begin, bytes.data(), span.size);
+  read_bytes(context, span.storage.buffer, span.begin, bytes.data(), span.size, "copy to dml");
   at::from_blob(bytes.data() + span.skip, dst.sizes(), dst.strides(), at::TensorOptions().dtype(dst.scalar_type()))
       .copy_(values);
   context.stream().write(span.storage.buffer, span.begin, bytes.data(), span.size);
@@ -94,7 +112,14 @@ void device_to_device(const at::Tensor& dst, const at::Tensor& src) {
   kernels::copy(context, to, from, geometry);
 }
 
-// Uploads a contiguous CPU tensor into a contiguous dml tensor of the same dtype and size.
+// Whether `src`'s elements occupy one gap-free byte range laid out exactly as `dst`'s do, so the
+// bytes move as they are (contiguous, channels_last and any other dense permutation alike).
+bool same_dense_layout(const at::Tensor& dst, const at::Tensor& src) {
+  return dst.scalar_type() == src.scalar_type() && dst.sizes() == src.sizes() && dst.strides() == src.strides() &&
+         src.is_non_overlapping_and_dense() && !src.is_conj() && !src.is_neg();
+}
+
+// Uploads a dense CPU tensor into a dml tensor of the same dtype, sizes and strides.
 void upload_contiguous(const at::Tensor& dst, const at::Tensor& host) {
   runtime::DeviceContext& context = context_of(dst);
   const runtime::BufferSpan span = runtime::device_allocator().resolve(dst.const_data_ptr());
@@ -112,6 +137,11 @@ void upload_contiguous(const at::Tensor& dst, const at::Tensor& host) {
 }
 
 void host_to_device(const at::Tensor& dst, const at::Tensor& src) {
+  if (same_dense_layout(dst, src) && src.nbytes() % 4 == 0 &&
+      runtime::device_allocator().resolve(dst.const_data_ptr()).offset % 4 == 0) {
+    upload_contiguous(dst, src);
+    return;
+  }
   // Convert and broadcast on the CPU, where the semantics are PyTorch's own; move bytes once.
   at::Tensor host = src.to(dst.scalar_type()).expand(dst.sizes()).contiguous();
   const runtime::BufferSpan span = runtime::device_allocator().resolve(dst.const_data_ptr());
@@ -129,9 +159,19 @@ void host_to_device(const at::Tensor& dst, const at::Tensor& src) {
   device_to_device(dst, staging);
 }
 
+// The bytes of a dense dml view, straight into host memory laid out the same way.
+void read_dense(const at::Tensor& src, void* host, const char* what) {
+  const runtime::BufferSpan span = runtime::device_allocator().resolve(src.const_data_ptr());
+  runtime::DeviceContext& context = context_of(src);
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  read_bytes(context, span.buffer, span.offset, host, src.nbytes(), what);
+}
+
 void device_to_host(const at::Tensor& dst, const at::Tensor& src) {
-  at::Tensor contiguous = src;
-  const runtime::BufferSpan first = runtime::device_allocator().resolve(src.const_data_ptr());
+  if (same_dense_layout(dst, src)) {
+    read_dense(src, dst.mutable_data_ptr(), "copy from dml to cpu");
+    return;
+  }
   if (src.dim() > kernels::kMaxRank || src.is_conj() || src.is_neg()) {
     at::Tensor values = read_span(src);
     if (src.is_conj()) values = values.conj();
@@ -139,30 +179,20 @@ void device_to_host(const at::Tensor& dst, const at::Tensor& src) {
     const_cast<at::Tensor&>(dst).copy_(values);
     return;
   }
-  if (!src.is_contiguous() || first.offset % 4 != 0) {
+  at::Tensor dense = src;
+  if (!src.is_non_overlapping_and_dense()) {
     c10::DeviceGuard guard(src.device());
-    contiguous = at::empty(src.sizes(), src.options().memory_format(c10::MemoryFormat::Contiguous));
-    device_to_device(contiguous, src);
+    dense = at::empty(src.sizes(), src.options().memory_format(c10::MemoryFormat::Contiguous));
+    device_to_device(dense, src);
   }
-  at::Tensor host = at::empty(contiguous.sizes(), contiguous.options().device(c10::kCPU));
-  const runtime::BufferSpan span = runtime::device_allocator().resolve(contiguous.const_data_ptr());
-  const uint64_t nbytes = contiguous.nbytes();
-  runtime::DeviceContext& context = context_of(contiguous);
-  {
-    std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    if (nbytes % 4 == 0) {
-      context.stream().read(span.buffer, span.offset, host.mutable_data_ptr(), nbytes);
-    } else {
-      // Reads move whole words; the extra tail bytes are still inside the buffer's size class.
-      std::vector<uint8_t> words(round_up4(nbytes));
-      context.stream().read(span.buffer, span.offset, words.data(), words.size());
-      std::memcpy(host.mutable_data_ptr(), words.data(), nbytes);
-    }
+  if (same_dense_layout(dst, dense)) {
+    read_dense(dense, dst.mutable_data_ptr(), "copy from dml to cpu");
+    return;
   }
-  at::Tensor values = host;
-  if (src.is_conj()) values = values.conj();
-  if (src.is_neg()) values = values._neg_view();
-  const_cast<at::Tensor&>(dst).copy_(values);
+  // A dtype change or a different layout: PyTorch converts on the host.
+  at::Tensor host = at::empty_strided(dense.sizes(), dense.strides(), dense.options().device(c10::kCPU));
+  read_dense(dense, host.mutable_data_ptr(), "copy from dml to cpu");
+  const_cast<at::Tensor&>(dst).copy_(host);
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking: copies are ordered*/) {
@@ -198,10 +228,26 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   return copy_from(self, dst, false);
 }
 
+// .item(): the element's own bytes, read back alone, without a CPU tensor in between.
 c10::Scalar local_scalar_dense(const at::Tensor& self) {
   TORCH_CHECK(self.numel() == 1, "torch_dml: a Tensor with ", self.numel(),
               " elements cannot be converted to Scalar");
-  return self.to(c10::kCPU).item();
+  if (self.is_conj() || self.is_neg() || self.is_complex()) return self.to(c10::kCPU).item();
+  alignas(16) uint8_t bytes[16] = {};
+  TORCH_INTERNAL_ASSERT(self.element_size() <= static_cast<int64_t>(sizeof(bytes)));
+  read_dense(self, bytes, "item()");
+  switch (self.scalar_type()) {
+#define TORCH_DML_SCALAR_FROM_BYTES(ctype, name) \
+  case at::ScalarType::name: {                   \
+    ctype value;                                 \
+    std::memcpy(&value, bytes, sizeof(value));   \
+    return c10::Scalar(value);                   \
+  }
+    AT_FORALL_SCALAR_TYPES_AND3(Bool, Half, BFloat16, TORCH_DML_SCALAR_FROM_BYTES)
+#undef TORCH_DML_SCALAR_FROM_BYTES
+    default:
+      return at::from_blob(bytes, {}, at::TensorOptions().dtype(self.scalar_type())).item();
+  }
 }
 
 // The Conjugate / Negative fallbacks would resolve the source by clone(), which copies through

@@ -15,6 +15,7 @@
 #include "runtime/generator.h"
 #include "runtime/guard.h"
 #include "runtime/profiler_stubs.h"
+#include "runtime/staging.h"
 #include "runtime/stream.h"
 #include "webgpu/procs.h"
 
@@ -167,6 +168,7 @@ PYBIND11_MODULE(_C, m) {
     runtime::CommandStream& stream = stream_of(i);
     return py::make_tuple(stream.dispatch_count(), stream.submit_count());
   });
+  m.def("_fail_next_map", [](int i) { runtime::fail_next_staging_map(i); });
   m.def("_bind_groups_created", [](int i) { return stream_of(i).bind_group_count(); });
   m.def("_compiled_kernels", [](int i) { return kernels::compiled_kernel_names(runtime::device_context(i)); });
   m.def("_compiled_kernel_source", [](int i, const std::string& name) {

@@ -16,7 +16,6 @@ namespace {
 
 using webgpu::wgpu;
 
-constexpr uint64_t kStagingChunk = 32ull << 20;
 constexpr uint64_t kParamsCapacity = 256ull << 10;
 // Beyond this many cached bind groups the cache starts over: a workload that keeps making new
 // tensors would otherwise grow it without bound (and keep the buffers it names alive).
@@ -32,19 +31,6 @@ uint32_t flush_every_from_env() {
   const char* value = std::getenv("TORCH_DML_FLUSH_EVERY");
   const long parsed = value ? std::strtol(value, nullptr, 10) : 0;
   return parsed > 0 ? static_cast<uint32_t>(parsed) : 32u;
-}
-
-struct MapResult {
-  bool done = false;
-  WGPUMapAsyncStatus status = WGPUMapAsyncStatus_Error;
-  std::string message;
-};
-
-void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void* userdata1, void*) {
-  auto* result = static_cast<MapResult*>(userdata1);
-  result->done = true;
-  result->status = status;
-  result->message = webgpu::to_string(message);
 }
 
 } // namespace
@@ -308,49 +294,6 @@ void CommandStream::write(WGPUBuffer buffer, uint64_t offset, const void* data, 
   if (pending_buffers_.count(buffer)) flush();
   wgpu().QueueWriteBuffer(context_.queue(), buffer, offset, data, size);
   context_.check("uploading to the device");
-}
-
-WGPUBuffer CommandStream::staging(uint64_t size) {
-  if (!staging_ || staging_size_ < size) {
-    staging_.reset();
-    WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
-    descriptor.label = webgpu::view("torch_dml readback staging");
-    descriptor.size = std::max<uint64_t>(round_up(size, 1 << 20), 1 << 20);
-    descriptor.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
-    staging_ = webgpu::Buffer(wgpu().DeviceCreateBuffer(context_.device(), &descriptor));
-    context_.check("creating a readback buffer");
-    staging_size_ = descriptor.size;
-  }
-  return staging_.get();
-}
-
-void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_t size) {
-  TORCH_INTERNAL_ASSERT(offset % 4 == 0 && size % 4 == 0);
-  auto* out = static_cast<uint8_t*>(data);
-  for (uint64_t done = 0; done < size;) {
-    const uint64_t chunk = std::min(size - done, kStagingChunk);
-    WGPUBuffer stage = staging(chunk);
-    ensure_encoder();
-    end_pass();
-    wgpu().CommandEncoderCopyBufferToBuffer(encoder_.get(), buffer, offset + done, stage, 0, chunk);
-    flush();
-
-    MapResult result;
-    WGPUBufferMapCallbackInfo callback = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
-    callback.mode = WGPUCallbackMode_AllowProcessEvents;
-    callback.callback = on_mapped;
-    callback.userdata1 = &result;
-    wgpu().BufferMapAsync(stage, WGPUMapMode_Read, 0, chunk, callback);
-    wgpu().DevicePoll(context_.device(), true, &last_submission_);
-    context_.check("reading back from the device");
-    TORCH_CHECK(result.done && result.status == WGPUMapAsyncStatus_Success,
-                "torch_dml: mapping the readback buffer failed on ", context_.describe(), ": ", result.message);
-    const void* mapped = wgpu().BufferGetConstMappedRange(stage, 0, chunk);
-    TORCH_CHECK(mapped, "torch_dml: the readback buffer has no mapping on ", context_.describe());
-    std::memcpy(out + done, mapped, chunk);
-    wgpu().BufferUnmap(stage);
-    done += chunk;
-  }
 }
 
 } // namespace torch_dml::runtime
