@@ -6,6 +6,27 @@
 
 namespace torch_dml::kernels::wgsl {
 
+// The uniform block of adaptive_max_pool.wgsl.
+struct alignas(16) AdaptiveMaxPoolParams {
+  uint32_t count = {};
+  uint32_t src_offset = {};
+  uint32_t out_offset = {};
+  uint32_t index_offset = {};
+  uint32_t in_h = {};
+  uint32_t in_w = {};
+  uint32_t out_h = {};
+  uint32_t out_w = {};
+};
+static_assert(offsetof(AdaptiveMaxPoolParams, count) == 0);
+static_assert(offsetof(AdaptiveMaxPoolParams, src_offset) == 4);
+static_assert(offsetof(AdaptiveMaxPoolParams, out_offset) == 8);
+static_assert(offsetof(AdaptiveMaxPoolParams, index_offset) == 12);
+static_assert(offsetof(AdaptiveMaxPoolParams, in_h) == 16);
+static_assert(offsetof(AdaptiveMaxPoolParams, in_w) == 20);
+static_assert(offsetof(AdaptiveMaxPoolParams, out_h) == 24);
+static_assert(offsetof(AdaptiveMaxPoolParams, out_w) == 28);
+static_assert(sizeof(AdaptiveMaxPoolParams) == 32);
+
 // The uniform block of batch_norm.wgsl.
 struct alignas(16) BatchNormParams {
   uint32_t channels = {};

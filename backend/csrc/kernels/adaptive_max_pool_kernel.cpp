@@ -1,0 +1,68 @@
+#include "kernels/adaptive_max_pool_kernel.h"
+
+#include "kernels/dtypes.h"
+#include "kernels/generated/wgsl_params.h"
+#include "kernels/generated/wgsl_sources.h"
+#include "kernels/launch.h"
+#include "kernels/wgsl_store.h"
+
+namespace torch_dml::kernels {
+namespace {
+
+struct Plan {
+  Launch launch;
+  wgsl::AdaptiveMaxPoolParams params;
+};
+
+Plan plan(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem& a) {
+  Plan plan{Launch(context, "adaptive_max_pool2d", a.src.dtype), {}};
+  Launch& launch = plan.launch;
+  const c10::ScalarType type = a.src.dtype;
+  launch.require(type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble,
+                 "a dtype that is not floating point");
+  launch.require(type != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 without shader-f64");
+  const uint64_t count = a.planes * a.out_h * a.out_w;
+  launch.require_u32(a.planes * a.in_h * a.in_w, "input elements");
+  launch.require_u32(2 * count, "index words");
+  // The window bounds multiply an output index by an input size in 32 bits.
+  launch.require_u32((a.out_h + 1) * a.in_h + a.out_h, "rows x output rows");
+  launch.require_u32((a.out_w + 1) * a.in_w + a.out_w, "columns x output columns");
+  wgsl::AdaptiveMaxPoolParams& p = plan.params;
+  p.count = static_cast<uint32_t>(count);
+  p.in_h = static_cast<uint32_t>(a.in_h);
+  p.in_w = static_cast<uint32_t>(a.in_w);
+  p.out_h = static_cast<uint32_t>(a.out_h);
+  p.out_w = static_cast<uint32_t>(a.out_w);
+  p.src_offset = launch.bind(a.src, a.planes * a.in_h * a.in_w);
+  p.out_offset = launch.bind(a.out, count);
+  p.index_offset = launch.bind(a.indices, 2 * count, 4);
+  return plan;
+}
+
+} // namespace
+
+std::string adaptive_max_pool_unsupported_reason(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem& a) {
+  return plan(context, a).launch.reason();
+}
+
+void adaptive_max_pool(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem& a) {
+  if (a.planes * a.out_h * a.out_w == 0) return;
+  Plan plan = kernels::plan(context, a);
+  const c10::ScalarType type = a.src.dtype;
+  const bool f64 = type == c10::kDouble;
+  plan.launch.run(
+      std::string("adaptive_max_pool2d/") + dtype_info(type)->name,
+      [&] {
+        return render(wgsl::adaptive_max_pool,
+                      {{"element", typed_array_type(type)},
+                       {"real", f64 ? "f64" : "f32"},
+                       {"load", typed_load(type, "source", "i")},
+                       {"is_nan", f64 ? "(bitcast<u64>(v) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu"
+                                      : "(bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u"},
+                       {"negative_infinity", f64 ? "bitcast<f64>(0xfff0000000000000lu)" : "bitcast<f32>(0xff800000u)"},
+                       {"workgroup_size", std::to_string(kWorkgroupSize)}});
+      },
+      plan.params, groups_for(plan.params.count));
+}
+
+} // namespace torch_dml::kernels
