@@ -1,4 +1,5 @@
-"""The files generated from backend/ops.yaml are up to date, and the drift check notices a change."""
+"""The files generated from the op tables (backend/ops.yaml, backend/ops/*.yaml) are up to date, the drift
+check notices a change, and every overload a table lists is registered for dml."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from backend.codegen import gen_elementwise, gen_registrations
+import pytest
+import torch
+
+from backend.codegen import gen_elementwise, gen_reductions, gen_registrations
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,17 +28,36 @@ def test_a_changed_row_changes_the_output():
     assert gen_elementwise.render_ops_header(rows) != before
 
 
-def test_registrations_name_every_overload_once():
-    text = gen_elementwise.REGISTRATIONS.read_text()
-    overloads = [o for row in gen_elementwise.load_rows() for o in row.overloads]
+@pytest.mark.parametrize("family", [gen_elementwise, gen_reductions], ids=["elementwise", "reductions"])
+def test_every_overload_of_a_table_is_registered_for_dml_once(family):
+    import torch_dml  # noqa: F401  (registers the kernels)
+
+    text = family.REGISTRATIONS.read_text()
+    overloads = [o for row in family.load_rows() for o in row.overloads]
     assert len(overloads) == len(set(overloads))
     for overload in overloads:
         assert text.count(f'm.impl("{overload}",') == 1, overload
+        assert torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{overload}", "PrivateUse1"), overload
+
+
+def test_a_changed_reduction_row_changes_the_registrations():
+    rows = gen_reductions.load_rows()
+    signatures = {o: gen_reductions.signature(o) for r in rows for o in r.overloads}
+    before = gen_reductions.render_registrations(rows, signatures)
+    rows[0].dtypes = ["float"]
+    assert gen_reductions.render_registrations(rows, signatures) != before
+
+
+def test_reduction_rows_reject_unknown_dtype_classes(tmp_path):
+    table = tmp_path / "reductions.yaml"
+    table.write_text("- {name: sum, dtypes: [complex], overloads: {sum.IntList_out: sum_out}}\n")
+    with pytest.raises(ValueError, match="sum: unknown 'complex'"):
+        gen_reductions.load_rows(table)
 
 
 # Files whose PrivateUse1 registrations stay hand-written, each for the reason backend/ops/native.yaml
 # gives; a new kernel file registers through the table.
-HAND_REGISTERED = {"reduce_ops", "attention_ops", "copy", "unsupported_ops"}
+HAND_REGISTERED = {"attention_ops", "copy", "unsupported_ops"}
 HAND_BLOCK = "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)"
 
 
@@ -60,7 +83,6 @@ def test_registration_table_change_changes_the_block():
 
 
 def test_every_table_overload_has_a_dml_kernel():
-    import torch
     import torch_dml  # noqa: F401  (registers the kernels)
 
     missing = [f"{family.name}: {overload}" for family in gen_registrations.load_families()

@@ -341,3 +341,32 @@ def test_inputs_beyond_one_binding_the_kernel_cannot_window_fall_back(big):
         d.view(4, -1).sum(0)
     with pytest.raises(torch_dml.FallbackError, match="argmax"):
         d.view(4, -1).argmax(0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,dim", [((7,), None), ((5, 9), 1), ((5, 9), 0), ((4, 300), -1), ((), None), ((), 0)],
+                         ids=str)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_aminmax_is_native(dtype, shape, dim, keepdim):
+    x = sample(shape, dtype, seed=5)
+    actual = torch.aminmax(x.to("dml"), dim=dim, keepdim=keepdim)
+    expected = torch.aminmax(x, dim=dim, keepdim=keepdim)
+    close(actual.min, expected.min, dtype)
+    close(actual.max, expected.max, dtype)
+
+
+def test_aminmax_nan_out_and_errors():
+    x = torch.tensor([[1.0, float("nan"), -2.0], [4.0, 0.5, -1.0]])
+    d = x.to("dml")
+    for actual, expected in zip(torch.aminmax(d, dim=1), torch.aminmax(x, dim=1)):
+        torch.testing.assert_close(actual.cpu(), expected, equal_nan=True)
+    lo, hi = torch.empty(0, device="dml"), torch.empty(5, device="dml")
+    torch.aminmax(d, dim=0, keepdim=True, out=(lo, hi))
+    assert lo.shape == hi.shape == (1, 3)
+    torch.testing.assert_close(hi.cpu(), x.amax(0, keepdim=True), equal_nan=True)
+    with pytest.raises(RuntimeError, match="empty dimension"):
+        torch.aminmax(torch.empty(0, 3, device="dml"))
+    with pytest.raises(IndexError):
+        torch.aminmax(torch.empty(0, 3, device="dml"), dim=0)
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
+        torch.aminmax(d, dim=0, out=(torch.empty(0, dtype=torch.float64, device="dml"), hi))

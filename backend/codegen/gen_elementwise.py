@@ -189,24 +189,29 @@ def render_registrations(rows: list[Row]) -> str:
     parts.append("#include <torch/library.h>\n\n#include <cmath>\n\n#include \"aten/elementwise.h\"\n"
                  "#include \"aten/fallback.h\"\n#include \"kernels/generated/elementwise_ops.h\"\n\n"
                  "namespace torch_dml::aten {\nnamespace {\n\nusing elementwise::finite_max;\nusing elementwise::run;\nusing elementwise::takes;\n\n")
-    impls = []
-    for row in rows:
-        for overload in row.overloads:
-            text, impl = render_kernel(row, overload)
-            parts.append(text + "\n")
-            impls.append(impl)
-    parts.append("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n" + "".join(impls) + "}\n\n")
-    parts.append("} // namespace\n} // namespace torch_dml::aten\n")
+    parts.append(library_impl([render_kernel(row, o) for row in rows for o in row.overloads], "torch_dml::aten"))
     return "".join(parts)
+
+
+def library_impl(kernels: list[tuple[str, str]], namespace: str) -> str:
+    """The end of a registrations file: each kernel's definition, one TORCH_LIBRARY_IMPL block with their
+    m.impl lines, and the close of the anonymous namespace inside `namespace`."""
+    return ("".join(text + "\n" for text, _ in kernels) + "TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n"
+            + "".join(impl for _, impl in kernels) + f"}}\n\n}} // namespace\n}} // namespace {namespace}\n")
 
 
 def outputs() -> dict[Path, str]:
     """Every generated file of the build: the elementwise family's, the helper library its
-    kernels take from (wgsl/math/, with the float64 constants), the embedded WGSL sources with their uniform blocks, and the registrations of the
-    hand-written kernels (with the coverage page of both tables)."""
+    kernels take from (wgsl/math/, with the float64 constants), the embedded WGSL sources with their uniform blocks, the
+    reductions' registrations, and the registrations of the hand-written kernels (with the coverage page of the tables)."""
+    from backend.codegen import gen_reductions  # it imports this module
+
     rows = load_rows()
+    reductions = gen_reductions.load_rows()
     return {OPS_HEADER: render_ops_header(rows), REGISTRATIONS: render_registrations(rows), **gen_wgsl_math.outputs(),
-            **gen_wgsl.outputs(), **gen_registrations.outputs({row.name: row.overloads for row in rows if row.overloads})}
+            **gen_wgsl.outputs(), **gen_reductions.outputs(reductions),
+            **gen_registrations.outputs({row.name: row.overloads for row in rows if row.overloads},
+                                        {row.name: list(row.overloads) for row in reductions})}
 
 
 def orphans(generated: dict[Path, str]) -> list[Path]:

@@ -1,68 +1,41 @@
-// Reductions on the reduce kernel: sum, nansum, mean, prod (over a dim), amax, amin, max/min (all,
-// and values + indices over a dim), argmax, argmin, any, all, var, std, var_mean, std_mean,
-// count_nonzero, linalg_vector_norm. at::native::make_reduction gives the output shape and the
-// iterator (reduced dims have output stride 0); dtypes without a kernel go to the counted fallback.
-#include <ATen/native/CPUFallback.h>
+// The kernel entries of the reductions declared in backend/ops/reductions.yaml: sum, nansum, mean, prod,
+// amax, amin, aminmax, max/min (all, and values + indices over a dim), argmax, argmin, any, all, var,
+// std, var_mean, std_mean, count_nonzero, linalg_vector_norm. The generated registrations
+// (aten/generated/reduce_registrations.cpp) send what the kernel cannot take to the counted fallback
+// before calling an entry, so an entry only computes. at::native::make_reduction gives the output shape
+// and the iterator (reduced dims have output stride 0).
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/all_ops.h>
-#include <ATen/ops/amax_ops.h>
-#include <ATen/ops/amin_ops.h>
-#include <ATen/ops/any_ops.h>
-#include <ATen/ops/argmax_ops.h>
-#include <ATen/ops/argmin_ops.h>
-#include <ATen/ops/count_nonzero_ops.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/linalg_vector_norm_ops.h>
-#include <ATen/ops/max_ops.h>
-#include <ATen/ops/mean_ops.h>
-#include <ATen/ops/min_ops.h>
-#include <ATen/ops/nansum_ops.h>
-#include <ATen/ops/prod_ops.h>
-#include <ATen/ops/std_mean_ops.h>
-#include <ATen/ops/std_ops.h>
-#include <ATen/ops/sum_ops.h>
-#include <ATen/ops/var_mean_ops.h>
-#include <ATen/ops/var_ops.h>
 #include <c10/core/DeviceGuard.h>
-#include <torch/library.h>
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "aten/common.h"
-#include "aten/fallback.h"
+#include "aten/generated/reduce_entries.h"
+#include "aten/reductions.h"
 #include "kernels/dtypes.h"
 #include "kernels/reduce_kernel.h"
 
-namespace torch_dml::aten {
+namespace torch_dml::aten::reductions {
 namespace {
 
 using kernels::ReduceOp;
 
-// Whether the kernel takes this input's dtype on this adapter.
-bool native_dtype(const at::Tensor& self) {
-  const auto info = kernels::dtype_info(self.scalar_type());
-  if (!info) return false;
-  runtime::DeviceContext& context = context_of(self);
-  if (info->needs && !context.has(*info->needs)) return false;
-  return context.has(runtime::Feature::ShaderInt64); // indices and integer sums are int64
+uint32_t dtype_class(c10::ScalarType type) {
+  if (type == c10::kDouble) return kF64Class;
+  if (type == c10::kBool) return kBoolClass;
+  if (c10::isFloatingType(type)) return kFloatClass;
+  if (c10::isIntegralType(type, /*includeBool=*/false)) return kIntClass;
+  return 0;
 }
 
-// Whether the kernel takes this input at all (dtype, adapter features, one binding).
-bool native_input(const at::Tensor& self) {
-  return native_dtype(self) && self.storage().nbytes() <= context_of(self).limits().maxStorageBufferBindingSize &&
-      self.numel() < std::numeric_limits<uint32_t>::max();
-}
-
-// For ops whose rows may be split into slices: an input beyond one binding also runs natively when
-// it is contiguous and reduced over trailing dims (or all of them), since the kernel then binds, per
-// dispatch, just the rows or row slices that dispatch reads.
-bool native_input(const at::Tensor& self, at::OptionalIntArrayRef dims) {
-  if (native_input(self)) return true;
-  if (!native_dtype(self) || !self.is_contiguous() || self.numel() >= std::numeric_limits<uint32_t>::max())
-    return false;
+// Whether the input, reduced over `dims`, may exceed one binding: contiguous and reduced over trailing
+// dims (or all of them), each dispatch binds only the rows or row slices it reads.
+bool windows_by_rows(const at::Tensor& self, at::OptionalIntArrayRef dims) {
+  if (!self.is_contiguous()) return false;
   if (!dims || dims->empty()) return true;
   std::vector<bool> reduced(self.dim(), false);
   for (int64_t d : *dims) reduced[at::maybe_wrap_dim(d, self.dim())] = true;
@@ -165,56 +138,11 @@ void reduce_with_indices(ReduceOp op, const char* name, const at::Tensor& self, 
   if (values.defined() && !acc_values.is_same(values)) assign_out(values, acc_values);
 }
 
+
 c10::ScalarType result_type(const at::Tensor& out, std::optional<c10::ScalarType> dtype) {
   TORCH_CHECK(!dtype || *dtype == out.scalar_type(), "Expected out tensor to have dtype ", *dtype, ", but got ",
               out.scalar_type(), " instead");
   return out.scalar_type();
-}
-
-at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                    std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sum_IntList_out>::call(self, dim, keepdim, dtype, out);
-  result_type(out, dtype);
-  reduce_into(ReduceOp::Sum, "sum", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                       std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nansum_out>::call(self, dim, keepdim, dtype, out);
-  result_type(out, dtype);
-  reduce_into(c10::isFloatingType(self.scalar_type()) ? ReduceOp::NanSum : ReduceOp::Sum, "nansum", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mean_out>::call(self, dim, keepdim, dtype, out);
-  const c10::ScalarType type = dtype.value_or(self.scalar_type());
-  TORCH_CHECK(c10::isFloatingType(type), "mean(): could not infer output dtype. Input dtype must be either a floating "
-              "point or complex dtype. Got: ", type);
-  reduce_into(ReduceOp::Mean, "mean", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& prod_out(const at::Tensor& self, int64_t dim, bool keepdim, std::optional<c10::ScalarType> dtype,
-                     at::Tensor& out) {
-  if (!native_input(self, at::IntArrayRef{dim})) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::prod_int_out>::call(self, dim, keepdim, dtype, out);
-  result_type(out, dtype);
-  reduce_into(ReduceOp::Prod, "prod", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::amax_out>::call(self, dim, keepdim, out);
-  reduce_into(ReduceOp::Max, "amax", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& amin_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::amin_out>::call(self, dim, keepdim, out);
-  reduce_into(ReduceOp::Min, "amin", self, dim, keepdim, out);
-  return out;
 }
 
 at::Tensor full_extreme(ReduceOp op, const char* name, const at::Tensor& self) {
@@ -226,16 +154,6 @@ at::Tensor full_extreme(ReduceOp op, const char* name, const at::Tensor& self) {
   return out;
 }
 
-at::Tensor max_all(const at::Tensor& self) {
-  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max>::call(self);
-  return full_extreme(ReduceOp::Max, "max", self);
-}
-
-at::Tensor min_all(const at::Tensor& self) {
-  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min>::call(self);
-  return full_extreme(ReduceOp::Min, "min", self);
-}
-
 at::Tensor& full_extreme_out(ReduceOp op, const char* name, const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(c10::canCast(self.scalar_type(), out.scalar_type()), "Expected canCast(", self.scalar_type(), ", ",
               out.scalar_type(), ") to be true, but got false.");
@@ -243,31 +161,7 @@ at::Tensor& full_extreme_out(ReduceOp op, const char* name, const at::Tensor& se
   return out;
 }
 
-at::Tensor& max_all_out(const at::Tensor& self, at::Tensor& out) {
-  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_unary_out>::call(self, out);
-  return full_extreme_out(ReduceOp::Max, "max", self, out);
-}
-
-at::Tensor& min_all_out(const at::Tensor& self, at::Tensor& out) {
-  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min_unary_out>::call(self, out);
-  return full_extreme_out(ReduceOp::Min, "min", self, out);
-}
-
-std::tuple<at::Tensor&, at::Tensor&> max_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
-                                             at::Tensor& indices) {
-  if (!native_input(self, at::IntArrayRef{dim})) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_dim_max>::call(self, dim, keepdim, values, indices);
-  reduce_with_indices(ReduceOp::ArgMax, "max", self, dim, keepdim, values, indices);
-  return {values, indices};
-}
-
-std::tuple<at::Tensor&, at::Tensor&> min_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
-                                             at::Tensor& indices) {
-  if (!native_input(self, at::IntArrayRef{dim})) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::min_dim_min>::call(self, dim, keepdim, values, indices);
-  reduce_with_indices(ReduceOp::ArgMin, "min", self, dim, keepdim, values, indices);
-  return {values, indices};
-}
-
-// The dims an argmax/argmin reduces: the one given, or all of them.
+// The dims an argmax/argmin/aminmax reduces: the one given, or all of them.
 at::OptionalIntArrayRef arg_dims(const std::optional<int64_t>& dim) {
   return dim ? at::OptionalIntArrayRef(at::IntArrayRef(*dim)) : at::OptionalIntArrayRef();
 }
@@ -287,64 +181,8 @@ void arg_reduce(ReduceOp op, const char* name, const at::Tensor& self, std::opti
   out.copy_(flat_index.reshape(shape));
 }
 
-at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self, arg_dims(dim))) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::argmax_out>::call(self, dim, keepdim, out);
-  arg_reduce(ReduceOp::ArgMax, "argmax", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self, arg_dims(dim))) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::argmin_out>::call(self, dim, keepdim, out);
-  arg_reduce(ReduceOp::ArgMin, "argmin", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::any_dims_out>::call(self, dim, keepdim, out);
-  reduce_into(ReduceOp::Any, "any", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& any_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
-  return any_dims(self, at::IntArrayRef{dim}, keepdim, out);
-}
-
-at::Tensor& any_all(const at::Tensor& self, at::Tensor& out) {
-  return any_dims(self, std::nullopt, false, out);
-}
-
-at::Tensor& all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
-  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::all_dims_out>::call(self, dim, keepdim, out);
-  reduce_into(ReduceOp::All, "all", self, dim, keepdim, out);
-  return out;
-}
-
-at::Tensor& all_dim(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
-  return all_dims(self, at::IntArrayRef{dim}, keepdim, out);
-}
-
-at::Tensor& all_all(const at::Tensor& self, at::Tensor& out) {
-  return all_dims(self, std::nullopt, false, out);
-}
-
 double correction_of(const std::optional<c10::Scalar>& correction) {
   return correction ? correction->toDouble() : 1.0;
-}
-
-at::Tensor& var_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
-                    bool keepdim, at::Tensor& out) {
-  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::var_correction_out>::call(self, dim, correction, keepdim, out);
-  reduce_into(ReduceOp::Var, "var", self, dim, keepdim, out, Extras{correction_of(correction), 2, false});
-  return out;
-}
-
-at::Tensor& std_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
-                    bool keepdim, at::Tensor& out) {
-  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::std_correction_out>::call(self, dim, correction, keepdim, out);
-  reduce_into(ReduceOp::Var, "std", self, dim, keepdim, out, Extras{correction_of(correction), 2, true});
-  return out;
 }
 
 std::tuple<at::Tensor, at::Tensor> moments(bool take_sqrt, const at::Tensor& self, at::OptionalIntArrayRef dim,
@@ -358,32 +196,198 @@ std::tuple<at::Tensor, at::Tensor> moments(bool take_sqrt, const at::Tensor& sel
   return {spread, mean};
 }
 
-std::tuple<at::Tensor, at::Tensor> var_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
-                                            const std::optional<c10::Scalar>& correction, bool keepdim) {
-  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::var_mean_correction>::call(self, dim, correction, keepdim);
-  return moments(false, self, dim, correction, keepdim);
+} // namespace
+
+bool takes(const at::Tensor& self, at::OptionalIntArrayRef dims, uint32_t classes,
+           std::initializer_list<runtime::Feature> needs) {
+  const auto info = kernels::dtype_info(self.scalar_type());
+  if (!info || !(dtype_class(self.scalar_type()) & classes)) return false;
+  runtime::DeviceContext& context = context_of(self);
+  if (info->needs && !context.has(*info->needs)) return false;
+  for (runtime::Feature feature : needs)
+    if (!context.has(feature)) return false;
+  if (self.numel() >= std::numeric_limits<uint32_t>::max()) return false;
+  return self.storage().nbytes() <= context.limits().maxStorageBufferBindingSize || windows_by_rows(self, dims);
 }
 
-std::tuple<at::Tensor, at::Tensor> std_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
-                                            const std::optional<c10::Scalar>& correction, bool keepdim) {
-  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::std_mean_correction>::call(self, dim, correction, keepdim);
-  return moments(true, self, dim, correction, keepdim);
+at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  result_type(out, dtype);
+  reduce_into(ReduceOp::Sum, "sum", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  result_type(out, dtype);
+  reduce_into(c10::isFloatingType(self.scalar_type()) ? ReduceOp::NanSum : ReduceOp::Sum, "nansum", self, dim, keepdim, out);
+  return out;
+}
+
+// nansum, prod, var and std are not structured: no default PrivateUse1 wrapper reaches their .out kernels.
+at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<c10::ScalarType> dtype) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options().dtype(at::native::get_dtype_from_self(self, dtype, true)));
+  return nansum_out(self, dim, keepdim, dtype, out);
+}
+
+at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  const c10::ScalarType type = dtype.value_or(self.scalar_type());
+  TORCH_CHECK(c10::isFloatingType(type), "mean(): could not infer output dtype. Input dtype must be either a floating "
+              "point or complex dtype. Got: ", type);
+  reduce_into(ReduceOp::Mean, "mean", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor prod_all(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({}, self.options().dtype(at::native::get_dtype_from_self(self, dtype, true)));
+  reduce_into(ReduceOp::Prod, "prod", self, std::nullopt, false, out);
+  return out;
+}
+
+at::Tensor& prod_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, std::optional<c10::ScalarType> dtype,
+                         at::Tensor& out) {
+  result_type(out, dtype);
+  reduce_into(ReduceOp::Prod, "prod", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& amax_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  reduce_into(ReduceOp::Max, "amax", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& amin_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
+  reduce_into(ReduceOp::Min, "amin", self, dim, keepdim, out);
+  return out;
+}
+
+// Two passes over the input (amin, then amax): one dispatch chain each, no fused kernel.
+std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                                                at::Tensor& min, at::Tensor& max) {
+  // PyTorch's own checks (aminmax's meta function), since this out= kernel is registered directly.
+  if (dim) at::native::zero_numel_check_dims(self, *dim, "aminmax");
+  else TORCH_CHECK(self.numel() > 0, "aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                   "has no identity.");
+  for (const at::Tensor* out : {&min, &max})
+    TORCH_CHECK(out->scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.dtype(),
+                ", but got ", out->dtype(), " instead");
+  reduce_into(ReduceOp::Min, "aminmax", self, arg_dims(dim), keepdim, min);
+  reduce_into(ReduceOp::Max, "aminmax", self, arg_dims(dim), keepdim, max);
+  return {min, max};
+}
+
+at::Tensor max_all(const at::Tensor& self) {
+  return full_extreme(ReduceOp::Max, "max", self);
+}
+
+at::Tensor min_all(const at::Tensor& self) {
+  return full_extreme(ReduceOp::Min, "min", self);
+}
+
+at::Tensor& max_all_out(const at::Tensor& self, at::Tensor& out) {
+  return full_extreme_out(ReduceOp::Max, "max", self, out);
+}
+
+at::Tensor& min_all_out(const at::Tensor& self, at::Tensor& out) {
+  return full_extreme_out(ReduceOp::Min, "min", self, out);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> max_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
+                                                 at::Tensor& indices) {
+  reduce_with_indices(ReduceOp::ArgMax, "max", self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor&, at::Tensor&> min_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
+                                                 at::Tensor& indices) {
+  reduce_with_indices(ReduceOp::ArgMin, "min", self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
+at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
+  arg_reduce(ReduceOp::ArgMax, "argmax", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
+  arg_reduce(ReduceOp::ArgMin, "argmin", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
+  reduce_into(ReduceOp::Any, "any", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& any_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  return any_dims_out(self, at::IntArrayRef{dim}, keepdim, out);
+}
+
+at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) {
+  return any_dims_out(self, std::nullopt, false, out);
+}
+
+at::Tensor& all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
+  reduce_into(ReduceOp::All, "all", self, dim, keepdim, out);
+  return out;
+}
+
+at::Tensor& all_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  return all_dims_out(self, at::IntArrayRef{dim}, keepdim, out);
+}
+
+at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) {
+  return all_dims_out(self, std::nullopt, false, out);
 }
 
 at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dim) {
-  if (!native_input(self, dim)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::count_nonzero_dim_IntList>::call(self, dim);
   c10::DeviceGuard guard(self.device());
   at::Tensor out = at::empty({0}, self.options().dtype(c10::kLong));
   reduce_into(ReduceOp::CountNonzero, "count_nonzero", self, dim, false, out);
   return out;
 }
 
+at::Tensor& var_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                    bool keepdim, at::Tensor& out) {
+  reduce_into(ReduceOp::Var, "var", self, dim, keepdim, out, Extras{correction_of(correction), 2, false});
+  return out;
+}
+
+at::Tensor var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+               bool keepdim) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+  return var_out(self, dim, correction, keepdim, out);
+}
+
+at::Tensor& std_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                    bool keepdim, at::Tensor& out) {
+  reduce_into(ReduceOp::Var, "std", self, dim, keepdim, out, Extras{correction_of(correction), 2, true});
+  return out;
+}
+
+at::Tensor std_dev(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                   bool keepdim) {
+  c10::DeviceGuard guard(self.device());
+  at::Tensor out = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+  return std_out(self, dim, correction, keepdim, out);
+}
+
+std::tuple<at::Tensor, at::Tensor> var_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<c10::Scalar>& correction, bool keepdim) {
+  return moments(false, self, dim, correction, keepdim);
+}
+
+std::tuple<at::Tensor, at::Tensor> std_mean(const at::Tensor& self, at::OptionalIntArrayRef dim,
+                                            const std::optional<c10::Scalar>& correction, bool keepdim) {
+  return moments(true, self, dim, correction, keepdim);
+}
+
 at::Tensor& vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  if (!native_input(self, dim) || !c10::isFloatingType(self.scalar_type()) || (dtype && *dtype != self.scalar_type()))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::linalg_vector_norm_out>::call(self, ord, dim, keepdim, dtype, out);
   const double p = ord.toDouble();
   ReduceOp op = ReduceOp::NormP;
   if (p == 0) op = ReduceOp::Norm0;
@@ -397,67 +401,4 @@ at::Tensor& vector_norm_out(const at::Tensor& self, const c10::Scalar& ord, at::
   return out;
 }
 
-// Functional forms that are not structured (no default PrivateUse1 wrapper reaches the .out kernel).
-at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<c10::ScalarType> dtype) {
-  c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({0}, self.options().dtype(at::native::get_dtype_from_self(self, dtype, true)));
-  return nansum_out(self, dim, keepdim, dtype, out);
-}
-
-at::Tensor prod_all(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
-  if (!native_input(self, at::OptionalIntArrayRef())) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::prod>::call(self, dtype);
-  c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({}, self.options().dtype(at::native::get_dtype_from_self(self, dtype, true)));
-  reduce_into(ReduceOp::Prod, "prod", self, std::nullopt, false, out);
-  return out;
-}
-
-at::Tensor var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
-               bool keepdim) {
-  c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
-  return var_out(self, dim, correction, keepdim, out);
-}
-
-at::Tensor std_dev(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
-               bool keepdim) {
-  c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
-  return std_out(self, dim, correction, keepdim, out);
-}
-
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("nansum", TORCH_FN(nansum));
-  m.impl("prod", TORCH_FN(prod_all));
-  m.impl("var.correction", TORCH_FN(var));
-  m.impl("std.correction", TORCH_FN(std_dev));
-  m.impl("sum.IntList_out", TORCH_FN(sum_out));
-  m.impl("nansum.out", TORCH_FN(nansum_out));
-  m.impl("mean.out", TORCH_FN(mean_out));
-  m.impl("prod.int_out", TORCH_FN(prod_out));
-  m.impl("amax.out", TORCH_FN(amax_out));
-  m.impl("amin.out", TORCH_FN(amin_out));
-  m.impl("max", TORCH_FN(max_all));
-  m.impl("min", TORCH_FN(min_all));
-  m.impl("max.unary_out", TORCH_FN(max_all_out));
-  m.impl("min.unary_out", TORCH_FN(min_all_out));
-  m.impl("max.dim_max", TORCH_FN(max_dim));
-  m.impl("min.dim_min", TORCH_FN(min_dim));
-  m.impl("argmax.out", TORCH_FN(argmax_out));
-  m.impl("argmin.out", TORCH_FN(argmin_out));
-  m.impl("any.dims_out", TORCH_FN(any_dims));
-  m.impl("any.out", TORCH_FN(any_dim));
-  m.impl("any.all_out", TORCH_FN(any_all));
-  m.impl("all.dims_out", TORCH_FN(all_dims));
-  m.impl("all.out", TORCH_FN(all_dim));
-  m.impl("all.all_out", TORCH_FN(all_all));
-  m.impl("var.correction_out", TORCH_FN(var_out));
-  m.impl("std.correction_out", TORCH_FN(std_out));
-  m.impl("var_mean.correction", TORCH_FN(var_mean));
-  m.impl("std_mean.correction", TORCH_FN(std_mean));
-  m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero));
-  m.impl("linalg_vector_norm.out", TORCH_FN(vector_norm_out));
-}
-
-} // namespace
-} // namespace torch_dml::aten
+} // namespace torch_dml::aten::reductions
