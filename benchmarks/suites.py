@@ -142,8 +142,35 @@ def _training(quick: bool) -> Iterator[Case]:
     yield Case("training", "transformer encoder block step", "seq 64, d 128", "ms/step", make_block, 0.0)
 
 
+def _optimizer(quick: bool) -> Iterator[Case]:
+    """One optimizer step over the 20 tensors of ten linear layers: the default foreach implementation
+    against fused=True (`benchmarks/optimizer_step.py` also counts the launches)."""
+    width = 64 if quick else 256
+    kinds = (("Adam", torch.optim.Adam, {}), ("AdamW", torch.optim.AdamW, {"weight_decay": 0.01}),
+             ("SGD momentum", torch.optim.SGD, {"momentum": 0.9}))
+    for name, optimizer, extra in kinds:
+        for fused in (False, True):
+            def make(device: str, optimizer: type = optimizer, extra: dict = extra,
+                     fused: bool = fused) -> Callable[[], object]:
+                params = optimizer_params(device, width)
+                opt = optimizer(params, lr=1e-3, fused=fused, foreach=not fused, **extra)
+                return opt.step
+            yield Case("optimizer", f"{name} {'fused' if fused else 'foreach'}", f"20 tensors, {width}x{width}",
+                       "ms/step", make, 0.0)
+
+
+def optimizer_params(device: str, width: int) -> list[torch.Tensor]:
+    """The weights and biases of ten width x width linear layers, with gradients."""
+    torch.manual_seed(0)
+    params = [p.detach().requires_grad_() for _ in range(10)
+              for p in torch.nn.Linear(width, width).to(device).parameters()]
+    for p in params:
+        p.grad = torch.randn_like(p)
+    return params
+
+
 SUITES = {"elementwise": _elementwise, "reduction": _reductions, "gemm": _gemm, "overhead": _overhead,
-          "training": _training}
+          "training": _training, "optimizer": _optimizer}
 
 
 # Also timed 20 calls per synchronisation: one call per sync adds a submit and a wait to every call,

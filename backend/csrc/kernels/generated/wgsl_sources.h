@@ -931,6 +931,388 @@ fn element(e: u32) -> {{store_type}} {
 )wgsl",
 fill_holes, 7};
 
+inline constexpr std::string_view fused_adam_holes[] = {"lanes", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "decode", "encode", "amsgrad", "adamw", "workgroup_size"};
+inline constexpr Family fused_adam{"fused_adam",
+R"wgsl(// One Adam or AdamW step (_fused_adam_, _fused_adamw_) over one parameter tensor: param, exp_avg,
+// exp_avg_sq and, with amsgrad, max_exp_avg_sq read and written in one pass, and the gradient unscaled
+// in place when a GradScaler's scale is given. One thread per u32 word (lib/optimizer_lanes.wgsl),
+// float32 arithmetic whatever the stored dtype. The step count, a tensor lr, the scale and found_inf
+// are read here, so the host never waits for them. The order of operations is the CPU's fused kernel's:
+// the lerp of exp_avg picks its form by the weight as ATen's lerp does, and the update is
+// param - step_size * exp_avg / (sqrt(v) / sqrt(1 - beta2^t) + eps).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
+// ---- lib/optimizer_lanes.wgsl ----
+// The optimizer kernels' tensors as lanes of u32 words: a float32 element per word, two float16 or
+// bfloat16 elements (low half first). A thread owns whole words of every operand, so a packed word is
+// read once, updated lane by lane in float32 and written once, and no two threads write one word.
+// The group's device scalars (a tensor lr, GradScaler's scale and found_inf) arrive in one binding,
+// `scalars`, each at an index of Params (the including family declares both).
+
+const LANES: u32 = {{lanes}}u;
+
+// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
+// slower on lavapipe.
+const MAXIMIZE: bool = {{maximize}};
+const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
+const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
+const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
+const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
+
+fn lane_value(word: u32, lane: u32) -> f32 {
+  return {{decode}};
+}
+
+fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
+  return {{encode}};
+}
+
+fn learning_rate() -> f32 {
+  if (LR_TENSOR) { return scalars[p.scalars_offset + p.lr_index]; }
+  return p.lr;
+}
+
+// GradScaler found an inf or NaN: the step changes nothing, its gradients stay scaled (as on the CPU).
+fn step_skipped() -> bool {
+  return FOUND_INF && scalars[p.scalars_offset + p.found_inf_index] == 1.0f;
+}
+
+fn grad_scale() -> f32 {
+  if (SCALE) { return scalars[p.scalars_offset + p.scale_index]; }
+  return 1.0f;
+}
+
+// The lane's gradient divided by GradScaler's scale (stored back unscaled, as torch.optim expects after
+// a step), negated for maximize.
+fn gradient(grad_word: ptr<function, u32>, lane: u32, scale: f32) -> f32 {
+  var g = lane_value(*grad_word, lane);
+  if (SCALE) {
+    g = g / scale;
+    *grad_word = with_lane(*grad_word, lane, g);
+  }
+  if (MAXIMIZE) { g = -g; }
+  return g;
+}
+
+// 1 - beta^n, kept as the pair (x^k, 1 - x^k) while powering by squaring. 1 - x^(a+b) is
+// (1 - x^a) + x^a (1 - x^b), a sum of non-negative terms for 0 <= beta <= 1, so the result keeps its
+// relative precision where 1 - pow(beta, n) cancels: with beta2 = 0.999 the float32 difference is off
+// by 1e-5 relative at n = 1, this by 5e-8. `one_minus_beta` comes from the host's double arithmetic for
+// that reason. Its error grows with n as any float32 power's does (2e-5 at n = 10^4; the CPU computes
+// the power in double, CUDA's fused kernel in float32).
+fn one_minus_power(beta: f32, one_minus_beta: f32, n: u32) -> f32 {
+  var square = beta;                  // x^(2^i)
+  var square_rest = one_minus_beta;   // 1 - x^(2^i)
+  var power = 1.0f;
+  var rest = 0.0f;
+  var k = n;
+  loop {
+    if (k == 0u) { break; }
+    if ((k & 1u) != 0u) {
+      rest = rest + power * square_rest;
+      power = power * square;
+    }
+    square_rest = square_rest + square * square_rest;
+    square = square * square;
+    k = k >> 1u;
+  }
+  return rest;
+}
+// ---- end of lib/optimizer_lanes.wgsl ----
+struct Params {
+  count: u32,                 // elements of the parameter
+  words: u32,                 // u32 words of it, one thread each
+  param_offset: u32,          // first word of each operand within its window
+  grad_offset: u32,
+  exp_avg_offset: u32,
+  exp_avg_sq_offset: u32,
+  max_exp_avg_sq_offset: u32, // unused without amsgrad
+  step_offset: u32,           // the parameter's step count (float32, already incremented)
+  scalars_offset: u32,
+  lr_index: u32,              // in scalars, with LR_TENSOR
+  scale_index: u32,           // with SCALE
+  found_inf_index: u32,       // with FOUND_INF
+  lr: f32,
+  beta1: f32,
+  beta2: f32,
+  one_minus_beta1: f32,       // the lerp weight of exp_avg, rounded once from double
+  one_minus_beta2: f32,
+  weight_decay: f32,
+  decay: f32,                 // AdamW's 1 - lr * weight_decay for p.lr, rounded once from double
+  eps: f32,
+}
+
+@group(0) @binding(0) var<storage, read_write> param: array<u32>;
+@group(0) @binding(1) var<storage, read_write> grad: array<u32>;
+@group(0) @binding(2) var<storage, read_write> exp_avg: array<u32>;
+@group(0) @binding(3) var<storage, read_write> exp_avg_sq: array<u32>;
+@group(0) @binding(4) var<storage, read_write> max_exp_avg_sq: array<u32>;
+@group(0) @binding(5) var<storage, read_write> step_count: array<f32>;
+@group(0) @binding(6) var<storage, read_write> scalars: array<f32>;
+@group(0) @binding(7) var<uniform> p: Params;
+
+const AMSGRAD: bool = {{amsgrad}};
+const ADAMW: bool = {{adamw}}; // weight decay on the parameter instead of the gradient
+
+fn is_nan(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7FFFFFFFu) > 0x7F800000u;
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let w = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (w >= p.words) { return; }
+  if (step_skipped()) { return; }
+
+  // Step counts are whole numbers (torch.optim keeps them in float32 and adds 1 per step).
+  let t = u32(step_count[p.step_offset]);
+  let bias_correction1 = one_minus_power(p.beta1, p.one_minus_beta1, t);
+  let bias_correction2_sqrt = sqrt(one_minus_power(p.beta2, p.one_minus_beta2, t));
+  let lr = learning_rate();
+  var decay = p.decay;
+  if (LR_TENSOR) { decay = 1.0f - lr * p.weight_decay; }
+  let step_size = lr / bias_correction1;
+  let scale = grad_scale();
+
+  var param_word = param[p.param_offset + w];
+  var grad_word = grad[p.grad_offset + w];
+  var exp_avg_word = exp_avg[p.exp_avg_offset + w];
+  var exp_avg_sq_word = exp_avg_sq[p.exp_avg_sq_offset + w];
+  var max_word = 0u;
+  if (AMSGRAD) { max_word = max_exp_avg_sq[p.max_exp_avg_sq_offset + w]; }
+
+  for (var lane = 0u; lane < LANES; lane++) {
+    if (w * LANES + lane >= p.count) { break; }
+    var g = gradient(&grad_word, lane, scale);
+    var x = lane_value(param_word, lane);
+    if (WEIGHT_DECAY) {
+      if (ADAMW) {
+        x = x * decay;
+      } else {
+        g = g + x * p.weight_decay;
+      }
+    }
+    let m0 = lane_value(exp_avg_word, lane);
+    var m: f32;
+    if (p.one_minus_beta1 < 0.5f) {
+      m = m0 + p.one_minus_beta1 * (g - m0);
+    } else {
+      m = g - (g - m0) * (1.0f - p.one_minus_beta1);
+    }
+    let v = lane_value(exp_avg_sq_word, lane) * p.beta2 + p.one_minus_beta2 * g * g;
+    exp_)wgsl"
+R"wgsl(avg_word = with_lane(exp_avg_word, lane, m);
+    exp_avg_sq_word = with_lane(exp_avg_sq_word, lane, v);
+    var second = v;
+    if (AMSGRAD) {
+      // torch.maximum: a NaN on either side is kept.
+      let old = lane_value(max_word, lane);
+      if (is_nan(old) || (!is_nan(v) && old > v)) { second = old; }
+      max_word = with_lane(max_word, lane, second);
+    }
+    let denominator = sqrt(second) / bias_correction2_sqrt + p.eps;
+    x = x - step_size * m / denominator;
+    param_word = with_lane(param_word, lane, x);
+  }
+
+  param[p.param_offset + w] = param_word;
+  exp_avg[p.exp_avg_offset + w] = exp_avg_word;
+  exp_avg_sq[p.exp_avg_sq_offset + w] = exp_avg_sq_word;
+  if (AMSGRAD) { max_exp_avg_sq[p.max_exp_avg_sq_offset + w] = max_word; }
+  if (SCALE) { grad[p.grad_offset + w] = grad_word; }
+}
+)wgsl",
+fused_adam_holes, 11};
+
+inline constexpr std::string_view fused_sgd_holes[] = {"lanes", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "decode", "encode", "momentum", "first_step", "nesterov", "workgroup_size"};
+inline constexpr Family fused_sgd{"fused_sgd",
+R"wgsl(// One SGD step (_fused_sgd_) over one parameter tensor: param and the momentum buffer read and written
+// in one pass, the gradient unscaled in place when a GradScaler's scale is given. One thread per u32
+// word (lib/optimizer_lanes.wgsl), float32 arithmetic whatever the stored dtype; a tensor lr, the scale
+// and found_inf are read here, so the host never waits for them. The order of operations is
+// torch.optim.SGD's: g (+ weight_decay * param), buf = momentum * buf + (1 - dampening) * g (g itself on
+// the first step), g = g + momentum * buf with nesterov or buf without, param - lr * g.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
+// ---- lib/optimizer_lanes.wgsl ----
+// The optimizer kernels' tensors as lanes of u32 words: a float32 element per word, two float16 or
+// bfloat16 elements (low half first). A thread owns whole words of every operand, so a packed word is
+// read once, updated lane by lane in float32 and written once, and no two threads write one word.
+// The group's device scalars (a tensor lr, GradScaler's scale and found_inf) arrive in one binding,
+// `scalars`, each at an index of Params (the including family declares both).
+
+const LANES: u32 = {{lanes}}u;
+
+// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
+// slower on lavapipe.
+const MAXIMIZE: bool = {{maximize}};
+const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
+const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
+const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
+const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
+
+fn lane_value(word: u32, lane: u32) -> f32 {
+  return {{decode}};
+}
+
+fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
+  return {{encode}};
+}
+
+fn learning_rate() -> f32 {
+  if (LR_TENSOR) { return scalars[p.scalars_offset + p.lr_index]; }
+  return p.lr;
+}
+
+// GradScaler found an inf or NaN: the step changes nothing, its gradients stay scaled (as on the CPU).
+fn step_skipped() -> bool {
+  return FOUND_INF && scalars[p.scalars_offset + p.found_inf_index] == 1.0f;
+}
+
+fn grad_scale() -> f32 {
+  if (SCALE) { return scalars[p.scalars_offset + p.scale_index]; }
+  return 1.0f;
+}
+
+// The lane's gradient divided by GradScaler's scale (stored back unscaled, as torch.optim expects after
+// a step), negated for maximize.
+fn gradient(grad_word: ptr<function, u32>, lane: u32, scale: f32) -> f32 {
+  var g = lane_value(*grad_word, lane);
+  if (SCALE) {
+    g = g / scale;
+    *grad_word = with_lane(*grad_word, lane, g);
+  }
+  if (MAXIMIZE) { g = -g; }
+  return g;
+}
+
+// 1 - beta^n, kept as the pair (x^k, 1 - x^k) while powering by squaring. 1 - x^(a+b) is
+// (1 - x^a) + x^a (1 - x^b), a sum of non-negative terms for 0 <= beta <= 1, so the result keeps its
+// relative precision where 1 - pow(beta, n) cancels: with beta2 = 0.999 the float32 difference is off
+// by 1e-5 relative at n = 1, this by 5e-8. `one_minus_beta` comes from the host's double arithmetic for
+// that reason. Its error grows with n as any float32 power's does (2e-5 at n = 10^4; the CPU computes
+// the power in double, CUDA's fused kernel in float32).
+fn one_minus_power(beta: f32, one_minus_beta: f32, n: u32) -> f32 {
+  var square = beta;                  // x^(2^i)
+  var square_rest = one_minus_beta;   // 1 - x^(2^i)
+  var power = 1.0f;
+  var rest = 0.0f;
+  var k = n;
+  loop {
+    if (k == 0u) { break; }
+    if ((k & 1u) != 0u) {
+      rest = rest + power * square_rest;
+      power = power * square;
+    }
+    square_rest = square_rest + square * square_rest;
+    square = square * square;
+    k = k >> 1u;
+  }
+  return rest;
+}
+// ---- end of lib/optimizer_lanes.wgsl ----
+struct Params {
+  count: u32,            // elements of the parameter
+  words: u32,            // u32 words of it, one thread each
+  param_offset: u32,     // first word of each operand within its window
+  grad_offset: u32,
+  buffer_offset: u32,    // unused without momentum
+  scalars_offset: u32,
+  lr_index: u32,         // in scalars, with LR_TENSOR
+  scale_index: u32,      // with SCALE
+  found_inf_index: u32,  // with FOUND_INF
+  lr: f32,
+  weight_decay: f32,
+  momentum: f32,
+  one_minus_dampening: f32,
+}
+
+@group(0) @binding(0) var<storage, read_write> param: array<u32>;
+@group(0) @binding(1) var<storage, read_write> grad: array<u32>;
+@group(0) @binding(2) var<storage, read_write> momentum_buffer: array<u32>;
+@group(0) @binding(3) var<storage, read_write> scalars: array<f32>;
+@group(0) @binding(4) var<uniform> p: Params;
+
+const MOMENTUM: bool = {{momentum}};     // momentum != 0: a buffer is kept
+const FIRST_STEP: bool = {{first_step}}; // the buffer starts as the gradient
+const NESTEROV: bool = {{nesterov}};
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let w = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (w >= p.words) { return; }
+  if (step_skipped()) { return; }
+  let lr = learning_rate();
+  let scale = grad_scale();
+
+  var param_word = param[p.param_offset + w];
+  var grad_word = grad[p.grad_offset + w];
+  var buffer_word = 0u;
+  if (MOMENTUM) { buffer_word = momentum_buffer[p.buffer_offset + w]; }
+
+  for (var lane = 0u; lane < LANES; lane++) {
+    if (w * LANES + lane >= p.count) { break; }
+    var g = gradient(&grad_word, lane, scale);
+    let x = lane_value(param_word, lane);
+    if (WEIGHT_DECAY) { g = g + x * p.weight_decay; }
+    if (MOMENTUM) {
+      var b = g;
+      if (!FIRST_STEP) { b = lane_value(buffer_word, lane) * p.momentum + g * p.one_minus_dampening; }
+      buffer_word = with_lane(buffer_word, lane, b);
+      if (NESTEROV) {
+        g = g + p.momentum * b;
+      } else {
+        g = b;
+      }
+    }
+    param_word = with_lane(param_word, lane, x - lr * g);
+  }
+
+  param[p.param_offset + w] = param_word;
+  if (MOMENTUM) { momentum_buffer[p.buffer_offset + w] = buffer_word; }
+  if (SCALE) { grad[p.grad_offset + w] = grad_word; }
+}
+)wgsl",
+fused_sgd_holes, 12};
+
 inline constexpr std::string_view gather_holes[] = {"index_type", "workgroup_size"};
 inline constexpr Family gather{"gather",
 R"wgsl(// Row gather (index_select, embedding): out[a, i, :] = self[a, index[i], :] over contiguous views,
