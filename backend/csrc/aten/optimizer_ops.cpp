@@ -123,6 +123,22 @@ Scalars gather_scalars(const char* op, const at::Tensor& param, double lr, const
   return s;
 }
 
+// Plans every step before recording any, so a declined call has changed nothing when it falls back.
+template <typename Step>
+std::string record_steps(runtime::DeviceContext& context, const std::vector<Step>& steps,
+                         std::string (*reason_of)(runtime::DeviceContext&, const Step&),
+                         void (*record)(runtime::DeviceContext&, const Step&)) {
+  for (const Step& s : steps) {
+    if (s.count == 0) continue;
+    std::string reason = reason_of(context, s);
+    if (!reason.empty()) return reason;
+  }
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  for (const Step& s : steps)
+    if (s.count) record(context, s);
+  return "";
+}
+
 // ---- Adam / AdamW ----
 
 struct AdamArgs {
@@ -172,13 +188,8 @@ std::string adam(const char* op, bool adamw, const AdamArgs& a, const at::Tensor
     s.eps = a.eps;
     s.maximize = a.maximize;
     s.adamw = adamw;
-    reason = kernels::adam_step_unsupported_reason(context, s);
-    if (!reason.empty()) return reason;
   }
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  for (const kernels::AdamStep& s : steps)
-    if (s.count) kernels::adam_step(context, s);
-  return "";
+  return record_steps(context, steps, &kernels::adam_step_unsupported_reason, &kernels::adam_step);
 }
 
 // What a declined call tells the fallback: "(Double on <adapter>: <reason>)".
@@ -236,7 +247,7 @@ std::string sgd(const SgdArgs& a, const at::Tensor* lr_tensor) {
   const bool has_momentum = a.momentum != 0;
   std::vector<StateList> states{{"gradients", "a gradient", a.grads}};
   if (has_momentum) states.push_back({"momentum buffers", "a momentum buffer", a.momentum_buffers});
-  std::string reason = check_step_tensors(op, a.params, states);
+  const std::string reason = check_step_tensors(op, a.params, states);
   if (n == 0 || !reason.empty()) return reason;
   const at::Tensor& first = a.params[0];
   c10::DeviceGuard guard(first.device());
@@ -258,13 +269,8 @@ std::string sgd(const SgdArgs& a, const at::Tensor* lr_tensor) {
     s.nesterov = a.nesterov;
     s.maximize = a.maximize;
     s.first_step = a.first_step;
-    reason = kernels::sgd_step_unsupported_reason(context, s);
-    if (!reason.empty()) return reason;
   }
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  for (const kernels::SgdStep& s : steps)
-    if (s.count) kernels::sgd_step(context, s);
-  return "";
+  return record_steps(context, steps, &kernels::sgd_step_unsupported_reason, &kernels::sgd_step);
 }
 
 template <bool TensorLr>
