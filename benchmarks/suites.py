@@ -52,13 +52,15 @@ def _reductions(quick: bool) -> Iterator[Case]:
                 a = torch.rand(n, device=device)
                 return lambda: fn(a)
             yield Case("reduction", name, str(n), "GB/s", make, 4.0 * n)
-    rows = 256 if quick else 4096
-    for name, fn in (("softmax", lambda t: torch.softmax(t, -1)),
-                     ("layer_norm", lambda t: F.layer_norm(t, (t.shape[-1],)))):
-        def make_row(device: str, fn: Callable = fn) -> Callable[[], object]:
-            a = torch.rand(rows, 1024, device=device)
-            return lambda: fn(a)
-        yield Case("reduction", name, f"{rows}x1024", "GB/s", make_row, 8.0 * rows * 1024)
+    # Row kernels: each row read once and written once is 8 bytes per float32 element.
+    shapes = [(256, 1024)] if quick else [(64, 1024), (4096, 1024), (4096, 4096)]
+    for rows, length in shapes:
+        for name, fn in (("softmax", lambda t: torch.softmax(t, -1)),
+                         ("layer_norm", lambda t: F.layer_norm(t, (t.shape[-1],)))):
+            def make_row(device: str, fn: Callable = fn, rows: int = rows, length: int = length) -> Callable[[], object]:
+                a = torch.rand(rows, length, device=device)
+                return lambda: fn(a)
+            yield Case("reduction", name, f"{rows}x{length}", "GB/s", make_row, 8.0 * rows * length)
 
 
 def _gemm(quick: bool) -> Iterator[Case]:

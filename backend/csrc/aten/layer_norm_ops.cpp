@@ -1,5 +1,6 @@
-// native_layer_norm and its backward on the layer-norm row kernels (float32 arithmetic); the weight
-// and bias gradients are column sums through the native reduction.
+// native_layer_norm and its backward on the layer-norm row kernels (float32 arithmetic, output in the
+// input's dtype where the kernel can store it); the weight and bias gradients are column sums through
+// the native reduction.
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/native_layer_norm_backward_ops.h>
@@ -42,7 +43,7 @@ Triple layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shape_
   const int64_t rows = input.numel() / length;
   const at::Tensor x = input.contiguous();
   const at::TensorOptions f32 = input.options().dtype(c10::kFloat);
-  at::Tensor out = at::empty({rows, length}, f32), mean = at::empty({rows}, f32), rstd = at::empty({rows}, f32);
+  at::Tensor out = at::empty({rows, length}, input.options()), mean = at::empty({rows}, f32), rstd = at::empty({rows}, f32);
   kernels::LayerNormForward problem;
   problem.rows = static_cast<uint64_t>(rows);
   problem.length = static_cast<uint64_t>(length);
@@ -54,6 +55,8 @@ Triple layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shape_
   problem.out = device_ref(out);
   problem.mean = device_ref(mean);
   problem.rstd = device_ref(rstd);
+  // The kernel writes the input's dtype where it can, else float32 that a copy converts.
+  if (!kernels::layer_norm_forward_stores(context, problem)) problem.out = device_ref(out = at::empty({rows, length}, f32));
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     kernels::layer_norm_forward(context, problem);
@@ -78,7 +81,7 @@ Triple layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, 
   const at::TensorOptions f32 = input.options().dtype(c10::kFloat);
   const at::Tensor g = grad_out.contiguous(), x = input.contiguous();
   const at::Tensor mean_f = mean.to(c10::kFloat).contiguous(), rstd_f = rstd.to(c10::kFloat).contiguous();
-  at::Tensor grad_input = at::empty({rows, length}, f32), weighted = at::empty({rows, length}, f32);
+  at::Tensor grad_input = at::empty({rows, length}, input.options()), weighted;
   kernels::LayerNormBackward problem;
   problem.rows = static_cast<uint64_t>(rows);
   problem.length = static_cast<uint64_t>(length);
@@ -89,15 +92,22 @@ Triple layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, 
   at::Tensor w;
   const bool has_weight = weight && weight->defined();
   if (has_weight) problem.weight = device_ref(w = weight->contiguous());
+  const bool want_weight_grad = output_mask[1] && has_weight;
   problem.grad_input = device_ref(grad_input);
-  problem.weighted = device_ref(weighted);
+  if (want_weight_grad) problem.weighted = device_ref(weighted = at::empty({rows, length}, f32));
+  // The kernel writes the input's dtype (and `weighted` only when wanted) where it can, else float32.
+  if (!kernels::layer_norm_backward_stores(context, problem)) {
+    problem.grad_input = device_ref(grad_input = at::empty({rows, length}, f32));
+    if (!weighted.defined()) weighted = at::empty({rows, length}, f32);
+    problem.weighted = device_ref(weighted);
+  }
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     kernels::layer_norm_backward(context, problem);
   }
   at::Tensor dx, dw, db;
   if (output_mask[0]) dx = grad_input.view(input.sizes()).to(input.scalar_type());
-  if (output_mask[1] && has_weight) dw = at::sum(weighted, {0}, false, weight->scalar_type()).view(weight->sizes());
+  if (want_weight_grad) dw = at::sum(weighted, {0}, false, weight->scalar_type()).view(weight->sizes());
   if (output_mask[2] && bias && bias->defined())
     db = at::sum(g.view({rows, length}), {0}, false, bias->scalar_type()).view(bias->sizes());
   return {dx, dw, db};

@@ -1,5 +1,6 @@
-// softmax / log_softmax and their backward passes on the row kernel. The softmax dim is moved last and
-// made contiguous (a native copy) so each row is one workgroup's contiguous run.
+// softmax / log_softmax and their backward passes on the row kernels. The softmax dim is moved last and
+// made contiguous (a native copy) so each row is a contiguous run; a contiguous output along the last dim
+// is written by the kernel directly.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
@@ -30,20 +31,27 @@ void run(SoftmaxKind kind, const at::Tensor& input, const std::optional<at::Tens
   const std::optional<at::Tensor> g = grad ? std::optional<at::Tensor>(moved(*grad)) : std::nullopt;
   at::native::resize_output(out, input.sizes());
   if (input.numel() == 0) return;
-  // The kernel writes float32 (float64 for float64): a copy converts to out's dtype.
-  at::Tensor result = at::empty(x.sizes(), x.options().dtype(x.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat));
   kernels::SoftmaxProblem problem;
   problem.kind = kind;
   problem.length = static_cast<uint64_t>(x.size(-1));
   problem.rows = static_cast<uint64_t>(x.numel()) / problem.length;
-  problem.out = device_ref(result);
   problem.input = device_ref(x);
   if (g) problem.grad = device_ref(*g);
   runtime::DeviceContext& context = context_of(input);
+  // The kernel writes `out` itself when its rows are contiguous and the kernel can store its dtype;
+  // otherwise float32 (float64 for float64) rows that a copy converts and lays out.
+  const bool rows_in_place = input.dim() > 0 && wrapped == input.dim() - 1 && out.is_contiguous();
+  at::Tensor result = rows_in_place ? out : at::empty(x.sizes(), x.options().dtype(out.scalar_type()));
+  problem.out = device_ref(result);
+  if (!kernels::softmax_stores(context, problem)) {
+    result = at::empty(x.sizes(), x.options().dtype(x.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat));
+    problem.out = device_ref(result);
+  }
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     kernels::softmax(context, problem);
   }
+  if (result.is_same(out)) return;
   out.copy_(input.dim() == 0 ? result.reshape({}) : result.movedim(-1, wrapped));
 }
 

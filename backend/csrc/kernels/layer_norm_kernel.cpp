@@ -1,8 +1,11 @@
 #include "kernels/layer_norm_kernel.h"
 
+#include <vector>
+
 #include "kernels/dtypes.h"
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
+#include "kernels/held_row.h"
 #include "kernels/launch.h"
 
 namespace torch_dml::kernels {
@@ -26,6 +29,46 @@ std::string backward_source(c10::ScalarType type, bool weight) {
                  {"workgroup_size", std::to_string(kWorkgroupSize)}});
 }
 
+// An array<f32, width> of ones, the weight of a layer norm without one.
+std::string ones(uint32_t width) {
+  std::string v = "Vector(1.0f";
+  for (uint32_t c = 1; c < width; ++c) v += ", 1.0f";
+  return v + ")";
+}
+
+std::string held_forward_source(c10::ScalarType type, c10::ScalarType out_type, const HeldShape& shape, bool weight,
+                                bool bias) {
+  const uint32_t width = shape.vec_width;
+  std::vector<Hole> holes = {{"acc", "f32"},
+                             {"out_word", held_word(out_type, width)},
+                             {"in_word", held_word(type, width)},
+                             {"load_x", held_load(type, width, "x")},
+                             {"load_weight", weight ? held_load(type, width, "weight") : "Vector()"},
+                             {"load_bias", bias ? held_load(type, width, "bias") : "Vector()"},
+                             {"store", held_store(out_type, width, "out")},
+                             {"apply_weight", weight ? "v[c] * w[c]" : "v[c]"},
+                             {"apply_bias", bias ? "v[c] + b[c]" : "v[c]"}};
+  shape.add_holes(holes);
+  return render(wgsl::layer_norm_held, holes);
+}
+
+std::string held_backward_source(c10::ScalarType type, c10::ScalarType out_type, const HeldShape& shape, bool weight,
+                                 bool keep_weighted) {
+  const uint32_t width = shape.vec_width;
+  std::vector<Hole> holes = {{"acc", "f32"},
+                             {"out_word", held_word(out_type, width)},
+                             {"weighted_word", held_word(c10::kFloat, width)},
+                             {"in_word", held_word(type, width)},
+                             {"load_x", held_load(type, width, "x")},
+                             {"load_g", held_load(type, width, "g")},
+                             {"load_weight", weight ? held_load(type, width, "weight") : ones(width)},
+                             {"store", held_store(out_type, width, "grad_input")},
+                             {"store_weighted", held_store(c10::kFloat, width, "weighted")},
+                             {"keep_weighted", keep_weighted ? "true" : "false"}};
+  shape.add_holes(holes);
+  return render(wgsl::layer_norm_held_backward, holes);
+}
+
 } // namespace
 
 std::string layer_norm_unsupported_reason(runtime::DeviceContext& context, c10::ScalarType type, uint64_t elements) {
@@ -35,44 +78,155 @@ std::string layer_norm_unsupported_reason(runtime::DeviceContext& context, c10::
   return "";
 }
 
+namespace {
+
+// The operands bound in the order of both forward kernels' bindings, and the held shape if the rows
+// are held. A missing weight or bias binds the input in its place (never read), `length` elements so
+// the binding holds one of the shader's vectors.
+struct ForwardPlan {
+  Launch launch;
+  std::optional<HeldShape> held;
+  uint32_t out, mean, rstd, x, weight, bias; // first elements within the bindings' windows
+};
+
+ForwardPlan plan_forward(runtime::DeviceContext& context, const LayerNormForward& f) {
+  const c10::ScalarType type = f.input.dtype;
+  const uint64_t n = f.rows * f.length;
+  ForwardPlan plan{Launch(context, "layer_norm", type), std::nullopt, 0, 0, 0, 0, 0, 0};
+  Launch& launch = plan.launch;
+  launch.require_u32(n, "elements");
+  plan.out = launch.bind(f.out, n);
+  plan.mean = launch.bind(f.mean, f.rows);
+  plan.rstd = launch.bind(f.rstd, f.rows);
+  plan.x = launch.bind(f.input, n);
+  plan.weight = launch.bind(f.weight.value_or(f.input), f.length);
+  plan.bias = launch.bind(f.bias.value_or(f.input), f.length);
+  plan.held = held_plan(launch, type, f.out.dtype, c10::kFloat, f.length,
+                        {{0, plan.out}, {3, plan.x}, {4, plan.weight}, {5, plan.bias}});
+  if (!plan.held)
+    launch.require(f.out.dtype == c10::kFloat, std::string("no ") + c10::toString(f.out.dtype) + " output for these rows");
+  return plan;
+}
+
+} // namespace
+
+bool layer_norm_forward_stores(runtime::DeviceContext& context, const LayerNormForward& f) {
+  return plan_forward(context, f).launch.ok();
+}
+
 void layer_norm_forward(runtime::DeviceContext& context, const LayerNormForward& f) {
   if (f.rows == 0 || f.length == 0) return;
   const c10::ScalarType type = f.input.dtype;
-  const uint64_t n = f.rows * f.length;
-  Launch launch(context, "layer_norm", type);
-  launch.require_u32(n, "elements");
+  ForwardPlan plan = plan_forward(context, f);
+  const std::string variant = std::string(dtype_info(type)->name) + (f.weight ? "/w" : "") + (f.bias ? "/b" : "");
+  if (plan.held) {
+    const HeldShape shape = *plan.held;
+    const uint32_t width = shape.vec_width;
+    wgsl::LayerNormHeldParams p;
+    p.rows = static_cast<uint32_t>(f.rows);
+    p.width = static_cast<uint32_t>(f.length / width);
+    p.eps = f.eps;
+    p.out_offset = plan.out / width;
+    p.mean_offset = plan.mean;
+    p.rstd_offset = plan.rstd;
+    p.x_offset = plan.x / width;
+    p.weight_offset = plan.weight / width;
+    p.bias_offset = plan.bias / width;
+    const std::string name = "layer_norm_held/" + variant + "/" + dtype_info(f.out.dtype)->name + "/" + shape.name();
+    plan.launch.run(name, [&] { return held_forward_source(type, f.out.dtype, shape, f.weight.has_value(), f.bias.has_value()); },
+                    p, shape.groups(f.rows));
+    return;
+  }
   wgsl::LayerNormParams p;
   p.rows = static_cast<uint32_t>(f.rows);
   p.length = static_cast<uint32_t>(f.length);
   p.eps = f.eps;
-  p.out_offset = launch.bind(f.out, n);
-  p.mean_offset = launch.bind(f.mean, f.rows);
-  p.rstd_offset = launch.bind(f.rstd, f.rows);
-  p.x_offset = launch.bind(f.input, n);
-  p.weight_offset = launch.bind(f.weight.value_or(f.input), f.weight ? f.length : 1);
-  p.bias_offset = launch.bind(f.bias.value_or(f.input), f.bias ? f.length : 1);
-  const std::string name = std::string("layer_norm/") + dtype_info(type)->name + (f.weight ? "/w" : "") + (f.bias ? "/b" : "");
-  launch.run(name, [&] { return forward_source(type, f.weight.has_value(), f.bias.has_value()); }, p, f.rows);
+  p.out_offset = plan.out;
+  p.mean_offset = plan.mean;
+  p.rstd_offset = plan.rstd;
+  p.x_offset = plan.x;
+  p.weight_offset = plan.weight;
+  p.bias_offset = plan.bias;
+  plan.launch.run("layer_norm/" + variant, [&] { return forward_source(type, f.weight.has_value(), f.bias.has_value()); }, p,
+                  f.rows);
+}
+
+namespace {
+
+// As ForwardPlan, for the backward kernels: a missing weight binds the input in its place, and when the
+// weight gradient is not wanted `weighted` binds the input gradient (never written).
+struct BackwardPlan {
+  Launch launch;
+  std::optional<HeldShape> held;
+  uint32_t grad_input, weighted, g, x, mean, rstd, weight;
+};
+
+BackwardPlan plan_backward(runtime::DeviceContext& context, const LayerNormBackward& b) {
+  const c10::ScalarType type = b.input.dtype;
+  const uint64_t n = b.rows * b.length;
+  BackwardPlan plan{Launch(context, "layer_norm_backward", type), std::nullopt, 0, 0, 0, 0, 0, 0, 0};
+  Launch& launch = plan.launch;
+  launch.require_u32(n, "elements");
+  plan.grad_input = launch.bind(b.grad_input, n);
+  plan.weighted = launch.bind(b.weighted.value_or(b.grad_input), n);
+  plan.g = launch.bind(b.grad, n);
+  plan.x = launch.bind(b.input, n);
+  plan.mean = launch.bind(b.mean, b.rows);
+  plan.rstd = launch.bind(b.rstd, b.rows);
+  plan.weight = launch.bind(b.weight.value_or(b.input), b.length);
+  plan.held = held_plan(launch, type, b.grad_input.dtype, c10::kFloat, b.length,
+                        {{0, plan.grad_input}, {1, plan.weighted}, {2, plan.g}, {3, plan.x}, {6, plan.weight}});
+  if (!plan.held) {
+    launch.require(b.grad_input.dtype == c10::kFloat,
+                   std::string("no ") + c10::toString(b.grad_input.dtype) + " input gradient for these rows");
+    launch.require(b.weighted.has_value(), "the workgroup-per-row kernel always writes `weighted`");
+  }
+  return plan;
+}
+
+} // namespace
+
+bool layer_norm_backward_stores(runtime::DeviceContext& context, const LayerNormBackward& b) {
+  return plan_backward(context, b).launch.ok();
 }
 
 void layer_norm_backward(runtime::DeviceContext& context, const LayerNormBackward& b) {
   if (b.rows == 0 || b.length == 0) return;
   const c10::ScalarType type = b.input.dtype;
-  const uint64_t n = b.rows * b.length;
-  Launch launch(context, "layer_norm_backward", type);
-  launch.require_u32(n, "elements");
+  BackwardPlan plan = plan_backward(context, b);
+  const bool weight = b.weight.has_value(), keep_weighted = b.weighted.has_value();
+  if (plan.held) {
+    const HeldShape shape = *plan.held;
+    const uint32_t width = shape.vec_width;
+    wgsl::LayerNormHeldBackwardParams p;
+    p.rows = static_cast<uint32_t>(b.rows);
+    p.width = static_cast<uint32_t>(b.length / width);
+    p.grad_input_offset = plan.grad_input / width;
+    p.weighted_offset = plan.weighted / width;
+    p.g_offset = plan.g / width;
+    p.x_offset = plan.x / width;
+    p.mean_offset = plan.mean;
+    p.rstd_offset = plan.rstd;
+    p.weight_offset = plan.weight / width;
+    const std::string name = std::string("layer_norm_held_backward/") + dtype_info(type)->name + (weight ? "/w" : "") +
+                             (keep_weighted ? "/weighted/" : "/") + dtype_info(b.grad_input.dtype)->name + "/" +
+                             shape.name();
+    plan.launch.run(name, [&] { return held_backward_source(type, b.grad_input.dtype, shape, weight, keep_weighted); }, p,
+                    shape.groups(b.rows));
+    return;
+  }
   wgsl::LayerNormBackwardParams p;
   p.rows = static_cast<uint32_t>(b.rows);
   p.length = static_cast<uint32_t>(b.length);
-  p.grad_input_offset = launch.bind(b.grad_input, n);
-  p.weighted_offset = launch.bind(b.weighted, n);
-  p.g_offset = launch.bind(b.grad, n);
-  p.x_offset = launch.bind(b.input, n);
-  p.mean_offset = launch.bind(b.mean, b.rows);
-  p.rstd_offset = launch.bind(b.rstd, b.rows);
-  p.weight_offset = launch.bind(b.weight.value_or(b.input), b.weight ? b.length : 1);
-  const std::string name = std::string("layer_norm_backward/") + dtype_info(type)->name + (b.weight ? "/w" : "");
-  launch.run(name, [&] { return backward_source(type, b.weight.has_value()); }, p, b.rows);
+  p.grad_input_offset = plan.grad_input;
+  p.weighted_offset = plan.weighted;
+  p.g_offset = plan.g;
+  p.x_offset = plan.x;
+  p.mean_offset = plan.mean;
+  p.rstd_offset = plan.rstd;
+  p.weight_offset = plan.weight;
+  const std::string name = std::string("layer_norm_backward/") + dtype_info(type)->name + (weight ? "/w" : "");
+  plan.launch.run(name, [&] { return backward_source(type, weight); }, p, b.rows);
 }
 
 } // namespace torch_dml::kernels

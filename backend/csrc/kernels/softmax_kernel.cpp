@@ -1,9 +1,13 @@
 #include "kernels/softmax_kernel.h"
 
+#include <optional>
+#include <vector>
+
 #include "kernels/dtypes.h"
 #include "kernels/elementwise_math.h"
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
+#include "kernels/held_row.h"
 #include "kernels/launch.h"
 
 namespace torch_dml::kernels {
@@ -40,25 +44,64 @@ std::string source(c10::ScalarType type) {
                                 {"workgroup_size", std::to_string(kWorkgroupSize)}});
 }
 
+std::string held_source(c10::ScalarType type, c10::ScalarType out_type, const HeldShape& shape) {
+  const bool f64 = type == c10::kDouble;
+  std::vector<Hole> holes = {{"acc", f64 ? "f64" : "f32"},
+                             {"out_word", held_word(out_type, shape.vec_width)},
+                             {"in_word", held_word(type, shape.vec_width)},
+                             {"math", f64 ? math_helpers("exp_d( log_d(", Value::F64) : ""},
+                             {"load_input", held_load(type, shape.vec_width, "input")},
+                             {"load_grad", held_load(type, shape.vec_width, "grad")},
+                             {"store", held_store(out_type, shape.vec_width, "out")},
+                             {"lowest", "bitcast<f32>(0xff800000u)"},
+                             {"exp", f64 ? "exp_d" : "exp"},
+                             {"log", f64 ? "log_d" : "log"}};
+  shape.add_holes(holes);
+  return render(wgsl::softmax_held, holes);
+}
+
+// The kernel's arithmetic type, which the workgroup-per-row kernels write whatever the output's dtype.
+c10::ScalarType acc_type(c10::ScalarType type) {
+  return type == c10::kDouble ? c10::kDouble : c10::kFloat;
+}
+
 struct Plan {
   Launch launch;
+  std::optional<HeldShape> held; // rows a team holds whole; else a workgroup per row
   wgsl::SoftmaxParams params;
+  wgsl::SoftmaxHeldParams held_params;
 };
 
 Plan plan(runtime::DeviceContext& context, const SoftmaxProblem& s) {
-  Plan plan{Launch(context, kind_name(s.kind), s.input.dtype), {}};
+  Plan plan{Launch(context, kind_name(s.kind), s.input.dtype), std::nullopt, {}, {}};
   Launch& launch = plan.launch;
   launch.require(softmax_supports(context, s.input.dtype),
                  std::string("no native softmax for ") + c10::toString(s.input.dtype) + " on this adapter");
   const uint64_t n = s.rows * s.length;
   launch.require_u32(n, "elements");
+  const uint32_t out_offset = launch.bind(s.out, n);     // @binding(0)
+  const uint32_t input_offset = launch.bind(s.input, n); // @binding(1)
+  // @binding(2): the forward kinds bind the input in the gradient's place (never read), so every entry
+  // point has the same bindings; whole, since a binding must hold one of the shader's vectors.
+  const uint32_t grad_offset = launch.bind(backward(s.kind) ? s.grad : s.input, n);
+  const c10::ScalarType type = s.input.dtype;
+  plan.held = held_plan(launch, type, s.out.dtype, acc_type(type), s.length,
+                        {{0, out_offset}, {1, input_offset}, {2, grad_offset}});
+  if (plan.held) {
+    const uint32_t width = plan.held->vec_width;
+    plan.held_params.rows = static_cast<uint32_t>(s.rows);
+    plan.held_params.width = static_cast<uint32_t>(s.length / width);
+    plan.held_params.out_offset = out_offset / width;
+    plan.held_params.input_offset = input_offset / width;
+    plan.held_params.grad_offset = grad_offset / width;
+    return plan;
+  }
+  launch.require(s.out.dtype == acc_type(type), std::string("no ") + c10::toString(s.out.dtype) + " output for these rows");
   plan.params.rows = static_cast<uint32_t>(s.rows);
   plan.params.length = static_cast<uint32_t>(s.length);
-  plan.params.out_offset = launch.bind(s.out, n);     // @binding(0)
-  plan.params.input_offset = launch.bind(s.input, n); // @binding(1)
-  // @binding(2): the forward kinds bind the input in the gradient's place (never read), so every entry
-  // point of softmax.wgsl has the same bindings.
-  plan.params.grad_offset = backward(s.kind) ? launch.bind(s.grad, n) : launch.bind(s.input, 1);
+  plan.params.out_offset = out_offset;
+  plan.params.input_offset = input_offset;
+  plan.params.grad_offset = grad_offset;
   return plan;
 }
 
@@ -70,6 +113,10 @@ bool softmax_supports(runtime::DeviceContext& context, c10::ScalarType type) {
   return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
 }
 
+bool softmax_stores(runtime::DeviceContext& context, const SoftmaxProblem& s) {
+  return plan(context, s).launch.ok();
+}
+
 std::string softmax_unsupported_reason(runtime::DeviceContext& context, const SoftmaxProblem& s) {
   return plan(context, s).launch.reason();
 }
@@ -77,7 +124,16 @@ std::string softmax_unsupported_reason(runtime::DeviceContext& context, const So
 void softmax(runtime::DeviceContext& context, const SoftmaxProblem& s) {
   if (s.rows == 0 || s.length == 0) return;
   Plan plan = kernels::plan(context, s);
-  const std::string name = std::string("softmax/") + kind_name(s.kind) + "/" + dtype_info(s.input.dtype)->name;
+  const char* dtype = dtype_info(s.input.dtype)->name;
+  if (plan.held) {
+    const HeldShape shape = *plan.held;
+    const std::string name = std::string("softmax_held/") + kind_name(s.kind) + "/" + dtype + "/" +
+                             dtype_info(s.out.dtype)->name + "/" + shape.name();
+    plan.launch.run(name, [&] { return held_source(s.input.dtype, s.out.dtype, shape); }, plan.held_params,
+                    shape.groups(s.rows), kind_name(s.kind));
+    return;
+  }
+  const std::string name = std::string("softmax/") + kind_name(s.kind) + "/" + dtype;
   plan.launch.run(name, [&] { return source(s.input.dtype); }, plan.params, s.rows, kind_name(s.kind));
 }
 

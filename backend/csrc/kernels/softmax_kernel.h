@@ -1,5 +1,8 @@
 // Softmax and log-softmax over the last dimension of a contiguous (rows, length) view, forward and
-// backward: a workgroup per row (max, sum of exponentials, write), float32 arithmetic throughout.
+// backward, float32 arithmetic (float64 for float64). Rows up to 4096 elements (8192 float32 rows that
+// load as vec4) are held whole by a team of lanes (kernels/held_row.h): read once, written once in the
+// output's dtype. Longer rows take a workgroup each (max, sum of exponentials, write), which writes
+// float32 (float64).
 #pragma once
 
 #include <string>
@@ -13,7 +16,8 @@ enum class SoftmaxKind { Softmax, LogSoftmax, SoftmaxBackward, LogSoftmaxBackwar
 struct SoftmaxProblem {
   SoftmaxKind kind = SoftmaxKind::Softmax;
   uint64_t rows = 0, length = 0;
-  DeviceTensorRef out;     // float32 (float64 for float64 input), contiguous rows
+  DeviceTensorRef out;     // contiguous rows: float32 (float64 for float64 input), or where
+                           // softmax_stores() says so the input's dtype
   DeviceTensorRef input;   // forward: x; backward: the forward output y (softmax_supports dtypes)
   DeviceTensorRef grad;    // backward only: dL/dy, same dtype as input
 };
@@ -21,6 +25,10 @@ struct SoftmaxProblem {
 // Whether the kernel computes on `type` on this adapter (float32/16, bfloat16; float64 with
 // shader-f64 and shader-int64).
 bool softmax_supports(runtime::DeviceContext& context, c10::ScalarType type);
+
+// Whether softmax() can write `problem.out` as bound (its dtype and alignment): always for float32
+// (float64) output, for float16 output only where rows are held and pairs of elements stay in one word.
+bool softmax_stores(runtime::DeviceContext& context, const SoftmaxProblem& problem);
 
 std::string softmax_unsupported_reason(runtime::DeviceContext& context, const SoftmaxProblem& problem);
 void softmax(runtime::DeviceContext& context, const SoftmaxProblem& problem);

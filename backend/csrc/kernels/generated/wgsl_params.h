@@ -477,6 +477,54 @@ static_assert(offsetof(LayerNormBackwardParams, rstd_offset) == 28);
 static_assert(offsetof(LayerNormBackwardParams, weight_offset) == 32);
 static_assert(sizeof(LayerNormBackwardParams) == 48);
 
+// The uniform block of layer_norm_held.wgsl.
+struct alignas(16) LayerNormHeldParams {
+  uint32_t rows = {};
+  uint32_t width = {};
+  float eps = {};
+  uint32_t out_offset = {};
+  uint32_t mean_offset = {};
+  uint32_t rstd_offset = {};
+  uint32_t x_offset = {};
+  uint32_t weight_offset = {};
+  uint32_t bias_offset = {};
+  uint32_t pad0_[3] = {};
+};
+static_assert(offsetof(LayerNormHeldParams, rows) == 0);
+static_assert(offsetof(LayerNormHeldParams, width) == 4);
+static_assert(offsetof(LayerNormHeldParams, eps) == 8);
+static_assert(offsetof(LayerNormHeldParams, out_offset) == 12);
+static_assert(offsetof(LayerNormHeldParams, mean_offset) == 16);
+static_assert(offsetof(LayerNormHeldParams, rstd_offset) == 20);
+static_assert(offsetof(LayerNormHeldParams, x_offset) == 24);
+static_assert(offsetof(LayerNormHeldParams, weight_offset) == 28);
+static_assert(offsetof(LayerNormHeldParams, bias_offset) == 32);
+static_assert(sizeof(LayerNormHeldParams) == 48);
+
+// The uniform block of layer_norm_held_backward.wgsl.
+struct alignas(16) LayerNormHeldBackwardParams {
+  uint32_t rows = {};
+  uint32_t width = {};
+  uint32_t grad_input_offset = {};
+  uint32_t weighted_offset = {};
+  uint32_t g_offset = {};
+  uint32_t x_offset = {};
+  uint32_t mean_offset = {};
+  uint32_t rstd_offset = {};
+  uint32_t weight_offset = {};
+  uint32_t pad0_[3] = {};
+};
+static_assert(offsetof(LayerNormHeldBackwardParams, rows) == 0);
+static_assert(offsetof(LayerNormHeldBackwardParams, width) == 4);
+static_assert(offsetof(LayerNormHeldBackwardParams, grad_input_offset) == 8);
+static_assert(offsetof(LayerNormHeldBackwardParams, weighted_offset) == 12);
+static_assert(offsetof(LayerNormHeldBackwardParams, g_offset) == 16);
+static_assert(offsetof(LayerNormHeldBackwardParams, x_offset) == 20);
+static_assert(offsetof(LayerNormHeldBackwardParams, mean_offset) == 24);
+static_assert(offsetof(LayerNormHeldBackwardParams, rstd_offset) == 28);
+static_assert(offsetof(LayerNormHeldBackwardParams, weight_offset) == 32);
+static_assert(sizeof(LayerNormHeldBackwardParams) == 48);
+
 // The uniform block of nll_loss.wgsl.
 struct alignas(16) NllLossParams {
   uint32_t samples = {};
@@ -615,6 +663,22 @@ static_assert(offsetof(SoftmaxParams, input_offset) == 8);
 static_assert(offsetof(SoftmaxParams, out_offset) == 12);
 static_assert(offsetof(SoftmaxParams, grad_offset) == 16);
 static_assert(sizeof(SoftmaxParams) == 32);
+
+// The uniform block of softmax_held.wgsl.
+struct alignas(16) SoftmaxHeldParams {
+  uint32_t rows = {};
+  uint32_t width = {};
+  uint32_t input_offset = {};
+  uint32_t grad_offset = {};
+  uint32_t out_offset = {};
+  uint32_t pad0_[3] = {};
+};
+static_assert(offsetof(SoftmaxHeldParams, rows) == 0);
+static_assert(offsetof(SoftmaxHeldParams, width) == 4);
+static_assert(offsetof(SoftmaxHeldParams, input_offset) == 8);
+static_assert(offsetof(SoftmaxHeldParams, grad_offset) == 12);
+static_assert(offsetof(SoftmaxHeldParams, out_offset) == 16);
+static_assert(sizeof(SoftmaxHeldParams) == 32);
 
 // The uniform block of sort.wgsl.
 struct alignas(16) SortParams {

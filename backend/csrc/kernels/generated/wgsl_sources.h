@@ -2105,6 +2105,398 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
 )wgsl",
 layer_norm_backward_holes, 5};
 
+inline constexpr std::string_view layer_norm_held_holes[] = {"vec_width", "team", "rows_per_group", "acc", "workgroup_size", "held", "out_word", "in_word", "load_x", "load_weight", "load_bias", "store", "held_elements", "apply_weight", "apply_bias"};
+inline constexpr Family layer_norm_held{"layer_norm_held",
+R"wgsl(// Layer normalisation forward over rows a team holds whole (lib/held_row.wgsl): the row is read once,
+// its mean and then the mean square deviation from it (so a constant row has variance exactly 0) folded
+// from registers, and the normalised row written once in the output's dtype, with mean and rstd in
+// float32. Rows too long to hold go to layer_norm.wgsl. Without a weight or bias the caller binds the
+// input in its place (never read). Offsets and `width` count vectors of {{vec_width}} elements.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/team_reduce.wgsl ----
+// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), through
+// workgroup memory in one fixed tree order: the bits of a result never depend on the adapter's
+// subgroup size. Every lane of the workgroup calls, from uniform control flow (a lane whose row is past
+// the end takes part with a neutral value).
+
+var<workgroup> team_partial: array<{{acc}}, {{workgroup_size}}>;
+
+fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  let base = team * {{team}}u;
+  team_partial[base + lane] = value;
+  workgroupBarrier();
+  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      team_partial[base + lane] = team_partial[base + lane] + team_partial[base + lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = team_partial[base];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value; a NaN never wins a `>`, so callers let NaN reach their result through a sum.
+fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  let base = team * {{team}}u;
+  team_partial[base + lane] = value;
+  workgroupBarrier();
+  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = team_partial[base + lane + stride];
+      team_partial[base + lane] = select(team_partial[base + lane], other, other > team_partial[base + lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = team_partial[base];
+  workgroupBarrier();
+  return largest;
+}
+// ---- end of lib/team_reduce.wgsl ----
+// ---- lib/held_row.wgsl ----
+// Where a lane of a held-row kernel sits: the workgroup's teams take consecutive rows, and lane `lane`
+// of a team holds the row's vectors lane, lane + {{team}}, ... ({{held}} of them, {{vec_width}} elements
+// each), so a team's loads of one step are adjacent in memory. A lane keeps element c of its k-th
+// vector at k * {{vec_width}} + c of its held array.
+
+const TEAM = {{team}}u;
+const HELD = {{held}}u;
+const VEC = {{vec_width}}u;
+
+struct Seat {
+  row: u32,
+  team: u32,
+  lane: u32,
+  live: bool, // false for a team past the last row: it still joins the folds
+}
+
+fn seat_of(group: vec3<u32>, groups: vec3<u32>, local_index: u32) -> Seat {
+  let team = local_index / TEAM;
+  let row = flat_group(group, groups) * {{rows_per_group}}u + team;
+  return Seat(row, team, local_index % TEAM, row < p.rows);
+}
+
+// Whether the lane's k-th vector lies in its row.
+fn holds(s: Seat, k: u32) -> bool {
+  return s.live && k * TEAM + s.lane < p.width;
+}
+
+fn vector_index(s: Seat, k: u32) -> u32 {
+  return k * TEAM + s.lane;
+}
+
+// The parts of a loaded vector, for the {{load_*}} holes.
+fn parts4(v: vec4<f32>) -> array<f32, 4> {
+  return array<f32, 4>(v.x, v.y, v.z, v.w);
+}
+
+fn parts2(v: vec2<f32>) -> array<f32, 2> {
+  return array<f32, 2>(v.x, v.y);
+}
+
+fn bf16_pair(word: u32) -> array<f32, 2> {
+  return array<f32, 2>(bitcast<f32>(word << 16u), bitcast<f32>(word & 0xFFFF0000u));
+}
+// ---- end of lib/held_row.wgsl ----
+struct Params {
+  rows: u32,
+  width: u32,
+  eps: f32,
+  out_offset: u32,
+  mean_offset: u32,
+  rstd_offset: u32,
+  x_offset: u32,
+  weight_offset: u32,
+  bias_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{out_word}}>;
+@group(0) @binding(1) var<storage, read_write> mean_out: array<f32>;
+@group(0) @binding(2) var<storage, read_write> rstd_out: array<f32>;
+@group(0) @binding(3) var<storage, read_write> x: array<{{in_word}}>;
+@group(0) @binding(4) var<storage, read_write> weight: array<{{in_word}}>;
+@group(0) @binding(5) var<storage, read_write> bias: array<{{in_word}}>;
+@group(0) @binding(6) var<uniform> p: Params;
+
+alias Vector = array<f32, {{vec_width}}>;
+
+fn x_at(i: u32) -> Vector {
+  return {{load_x}};
+}
+
+fn weight_at(i: u32) -> Vector {
+  return {{load_weight}};
+}
+
+fn bias_at(i: u32) -> Vector {
+  return {{load_bias}};
+}
+
+fn store(i: u32, v: Vector) {
+  {{store}}
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local_index: u32) {
+  let s = seat_of(group, groups, local_index);
+  let base = p.x_offset + s.row * p.width;
+  let n = f32(p.width * VEC);
+  var held: array<f32, {{held_elements}}>;
+  var total = 0.0f;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      var v = x_at(base + vector_index(s, k));
+      for (var c = 0u; c < VEC; c++) {
+        held[k * VEC + c] = v[c];
+        total += v[c];
+      }
+    }
+  }
+  let mean = team_sum(s.team, s.lane, total) / n;
+  var squares = 0.0f;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      for (var c = 0u; c < VEC; c++) {
+        let d = held[k * VEC + c] - mean;
+        squares += d * d;
+      }
+    }
+  }
+  let rstd = inverseSqrt(team_sum(s.team, s.lane, squares) / n + p.eps);
+  if (s.live && s.lane == 0u) {
+    mean_out[p.mean_offset + s.row] = mean;
+    rstd_out[p.rstd_offset + s.row] = rstd;
+  }
+  let out_base = p.out_offset + s.row * p.width;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      let j = vector_index(s, k);
+      var w = weight_at(p.weight_offset + j);
+      var b = bias_at(p.bias_offset + j);
+      var v: Vector;
+      for (var c = 0u; c < VEC; c++) {
+        v[c] = (held[k * VEC + c] - mean) * rstd;
+        v[c] = {{apply_weight}};
+        v[c] = {{apply_bias}};
+      }
+      store(out_base + j, v);
+    }
+  }
+}
+)wgsl",
+layer_norm_held_holes, 15};
+
+inline constexpr std::string_view layer_norm_held_backward_holes[] = {"vec_width", "team", "rows_per_group", "acc", "workgroup_size", "held", "out_word", "weighted_word", "in_word", "load_x", "load_g", "load_weight", "store", "store_weighted", "held_elements", "keep_weighted"};
+inline constexpr Family layer_norm_held_backward{"layer_norm_held_backward",
+R"wgsl(// Layer normalisation's input gradient over rows a team holds whole (lib/held_row.wgsl): the gradient
+// and input rows are read once, both row sums folded from registers, and the input gradient written
+// once in its dtype, with `weighted` = grad * normalised input in float32 (whose column sums the caller
+// takes for the weight gradient) where asked for. Rows too long to hold go to layer_norm_backward.wgsl.
+// Without a weight the caller binds the input in its place (never read); without `weighted`, the
+// input gradient. Offsets and `width` count vectors of {{vec_width}} elements.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/team_reduce.wgsl ----
+// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), through
+// workgroup memory in one fixed tree order: the bits of a result never depend on the adapter's
+// subgroup size. Every lane of the workgroup calls, from uniform control flow (a lane whose row is past
+// the end takes part with a neutral value).
+
+var<workgroup> team_partial: array<{{acc}}, {{workgroup_size}}>;
+
+fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  let base = team * {{team}}u;
+  team_partial[base + lane] = value;
+  workgroupBarrier();
+  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      team_partial[base + lane] = team_partial[base + lane] + team_partial[base + lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = team_partial[base];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value; a NaN never wins a `>`, so callers let NaN reach their result through a sum.
+fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  let base = team * {{team}}u;
+  team_partial[base + lane] = value;
+  workgroupBarrier();
+  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = team_partial[base + lane + stride];
+      team_partial[base + lane] = select(team_partial[base + lane], other, other > team_partial[base + lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = team_partial[base];
+  workgroupBarrier();
+  return largest;
+}
+// ---- end of lib/team_reduce.wgsl ----
+// ---- lib/held_row.wgsl ----
+// Where a lane of a held-row kernel sits: the workgroup's teams take consecutive rows, and lane `lane`
+// of a team holds the row's vectors lane, lane + {{team}}, ... ({{held}} of them, {{vec_width}} elements
+// each), so a team's loads of one step are adjacent in memory. A lane keeps element c of its k-th
+// vector at k * {{vec_width}} + c of its held array.
+
+const TEAM = {{team}}u;
+const HELD = {{held}}u;
+const VEC = {{vec_width}}u;
+
+struct Seat {
+  row: u32,
+  team: u32,
+  lane: u32,
+  live: bool, // false for a team past the last row: it still joins the folds
+}
+
+fn seat_of(group: vec3<u32>, groups: vec3<u32>, local_index: u32) -> Seat {
+  let team = local_index / TEAM;
+  let row = flat_group(group, groups) * {{rows_per_group}}u + team;
+  return Seat(row, team, local_index % TEAM, row < p.rows);
+}
+
+// Whether the lane's k-th vector lies in its row.
+fn holds(s: Seat, k: u32) -> bool {
+  return s.live && k * TEAM + s.lane < p.width;
+}
+
+fn vector_index(s: Seat, k: u32) -> u32 {
+  return k * TEAM + s.lane;
+}
+
+// The parts of a loaded vector, for the {{load_*}} holes.
+fn parts4(v: vec4<f32>) -> array<f32, 4> {
+  return array<f32, 4>(v.x, v.y, v.z, v.w);
+}
+
+fn parts2(v: vec2<f32>) -> array<f32, 2> {
+  return array<f32, 2>(v.x, v.y);
+}
+
+fn bf16_pair(word: u32) -> array<f32, 2> {
+  return array<f32, 2>(bitcast<f32>(word << 16u), bitcast<f32>(word & 0xFFFF0000u));
+}
+// ---- end of lib/held_row.wgsl ----
+struct Params {
+  rows: u32,
+  width: u32,
+  grad_input_offset: u32,
+  weighted_offset: u32,
+  g_offset: u32,
+  x_offset: u32,
+  mean_offset: u32,
+  rstd_offset: u32,
+  weight_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> grad_input: array<{{out_word}}>;
+@group(0) @binding(1) var<storage, read_write> weighted: array<{{weighted_word}}>;
+@group(0) @binding(2) var<storage, read_write> g: array<{{in_word}}>;
+@group(0) @binding(3) var<storage, read_write> x: array<{{in_word}}>;
+@group(0) @binding(4) var<storage, read_write> mean: array<f32>;
+@group(0) @binding(5) var<storage, read_write> rstd: array<f32>;
+@group(0) @binding(6) var<storage, read_write> weight: array<{{in_word}}>;
+@group(0) @binding(7) var<uniform> p: Params;
+
+alias Vector = array<f32, {{vec_width}}>;
+
+fn x_at(i: u32) -> Vector {
+  return {{load_x}};
+}
+
+fn g_at(i: u32) -> Vector {
+  return {{load_g}};
+}
+
+fn weight_at(i: u32) -> Vector {
+  return {{load_weight}};
+}
+
+fn store(i: u32, v: Vector) {
+  {{store}}
+}
+
+fn store_weighted(i: u32, v: Vector) {
+  {{store_weighted}}
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) local_index: u32) {
+  let s = seat_of(group, groups, local_index);
+  let gbase = p.g_offset + s.row * p.width;
+  let xbase = p.x_offset + s.row * p.width;
+  var mu = 0.0f;
+  var r = 0.0f;
+  if (s.live) {
+    mu = mean[p.mean_offset + s.row];
+    r = rstd[p.rstd_offset + s.row];
+  }
+  // The lane keeps grad * weight and the normalised input.
+  var gw: array<f32, {{held_elements}}>;
+  var xhat: array<f32, {{held_elements}}>;
+  var sum_gw = 0.0f;
+  var sum_gw_xhat = 0.0f;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      let j = vector_index(s, k);
+      var gv = g_at(gbase + j);
+      var xv = x_at(xbase + j);
+      var w = weight_at(p.weight_offset + j);
+      var weighted_v: Vector;
+      for (var c = 0u; c < VEC; c++) {
+        let e = k * VEC + c;
+        xhat[e] = (xv[c] - mu) * r;
+        gw[e] = gv[c] * w[c];
+        weighted_v[c] = gv[c] * xhat[e];
+        sum_gw += gw[e];
+        sum_gw_xhat += gw[e] * xhat[e];
+      }
+      if ({{keep_weighted}}) { store_weighted(p.weighted_offset + s.row * p.width + j, weighted_v); }
+    }
+  }
+  sum_gw = team_sum(s.team, s.lane, sum_gw);
+  sum_gw_xhat = team_sum(s.team, s.lane, sum_gw_xhat);
+  let n = f32(p.width * VEC);
+  let out_base = p.grad_input_offset + s.row * p.width;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      var v: Vector;
+      for (var c = 0u; c < VEC; c++) {
+        let e = k * VEC + c;
+        v[c] = r * (gw[e] - sum_gw / n - xhat[e] * sum_gw_xhat / n);
+      }
+      store(out_base + vector_index(s, k), v);
+    }
+  }
+}
+)wgsl",
+layer_norm_held_backward_holes, 16};
+
 inline constexpr std::string_view nll_loss_holes[] = {"acc", "workgroup_size", "weight_of", "load_input"};
 inline constexpr Family nll_loss{"nll_loss",
 R"wgsl(// Negative log-likelihood over (N, C) log-probabilities with int64 class targets, read as (low, high)
@@ -3198,6 +3590,263 @@ fn log_softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_wo
 }
 )wgsl",
 softmax_holes, 9};
+
+inline constexpr std::string_view softmax_held_holes[] = {"acc", "vec_width", "team", "rows_per_group", "workgroup_size", "held", "out_word", "in_word", "math", "load_input", "load_grad", "store", "held_elements", "lowest", "exp", "log"};
+inline constexpr Family softmax_held{"softmax_held",
+R"wgsl(// Softmax and log-softmax over rows a team holds whole (lib/held_row.wgsl), forward and backward, one
+// entry point each: every element is read from memory once and its result written once, in the output's
+// dtype. Rows too long to hold go to softmax.wgsl. Computes in {{acc}}; a NaN in a row reaches every
+// output of the row through the sum. Offsets and `width` count vectors of {{vec_width}} elements.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/team_reduce.wgsl ----
+// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), through
+// workgroup memory in one fixed tree order: the bits of a result never depend on the adapter's
+// subgroup size. Every lane of the workgroup calls, from uniform control flow (a lane whose row is past
+// the end takes part with a neutral value).
+
+var<workgroup> team_partial: array<{{acc}}, {{workgroup_size}}>;
+
+fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  let base = team * {{team}}u;
+  team_partial[base + lane] = value;
+  workgroupBarrier();
+  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      team_partial[base + lane] = team_partial[base + lane] + team_partial[base + lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = team_partial[base];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value; a NaN never wins a `>`, so callers let NaN reach their result through a sum.
+fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  let base = team * {{team}}u;
+  team_partial[base + lane] = value;
+  workgroupBarrier();
+  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = team_partial[base + lane + stride];
+      team_partial[base + lane] = select(team_partial[base + lane], other, other > team_partial[base + lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = team_partial[base];
+  workgroupBarrier();
+  return largest;
+}
+// ---- end of lib/team_reduce.wgsl ----
+// ---- lib/held_row.wgsl ----
+// Where a lane of a held-row kernel sits: the workgroup's teams take consecutive rows, and lane `lane`
+// of a team holds the row's vectors lane, lane + {{team}}, ... ({{held}} of them, {{vec_width}} elements
+// each), so a team's loads of one step are adjacent in memory. A lane keeps element c of its k-th
+// vector at k * {{vec_width}} + c of its held array.
+
+const TEAM = {{team}}u;
+const HELD = {{held}}u;
+const VEC = {{vec_width}}u;
+
+struct Seat {
+  row: u32,
+  team: u32,
+  lane: u32,
+  live: bool, // false for a team past the last row: it still joins the folds
+}
+
+fn seat_of(group: vec3<u32>, groups: vec3<u32>, local_index: u32) -> Seat {
+  let team = local_index / TEAM;
+  let row = flat_group(group, groups) * {{rows_per_group}}u + team;
+  return Seat(row, team, local_index % TEAM, row < p.rows);
+}
+
+// Whether the lane's k-th vector lies in its row.
+fn holds(s: Seat, k: u32) -> bool {
+  return s.live && k * TEAM + s.lane < p.width;
+}
+
+fn vector_index(s: Seat, k: u32) -> u32 {
+  return k * TEAM + s.lane;
+}
+
+// The parts of a loaded vector, for the {{load_*}} holes.
+fn parts4(v: vec4<f32>) -> array<f32, 4> {
+  return array<f32, 4>(v.x, v.y, v.z, v.w);
+}
+
+fn parts2(v: vec2<f32>) -> array<f32, 2> {
+  return array<f32, 2>(v.x, v.y);
+}
+
+fn bf16_pair(word: u32) -> array<f32, 2> {
+  return array<f32, 2>(bitcast<f32>(word << 16u), bitcast<f32>(word & 0xFFFF0000u));
+}
+// ---- end of lib/held_row.wgsl ----
+struct Params {
+  rows: u32,
+  width: u32,
+  input_offset: u32, // forward: x; backward: the forward's output y
+  grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
+  out_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{out_word}}>;
+@group(0) @binding(1) var<storage, read_write> input: array<{{in_word}}>;
+@group(0) @binding(2) var<storage, read_write> grad: array<{{in_word}}>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+{{math}}
+
+alias Vector = array<{{acc}}, {{vec_width}}>;
+
+fn x_at(i: u32) -> Vector {
+  return {{load_input}};
+}
+
+fn g_at(i: u32) -> Vector {
+  return {{load_grad}};
+}
+
+fn store(i: u32, v: Vector) {
+  {{store}}
+}
+
+alias Held = array<{{acc}}, {{held_elements}}>;
+
+// Loads the lane's part of the row starting at vector `base` into `x`; returns its largest element.
+fn load_row(s: Seat, base: u32, x: ptr<function, Held>) -> {{acc}} {
+  var largest = {{acc}}({{lowest}});
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      var v = x_at(base + vector_index(s, k));
+      for (var c = 0u; c < VEC; c++) {
+        (*x)[k * VEC + c] = v[c];
+        largest = select(largest, v[c], v[c] > largest);
+      }
+    }
+  }
+  return largest;
+}
+
+// Loads the lane's part of the forward output `y` and its gradient `dy` (rows starting at vector
+// `base` and `grad_base`).
+fn load_rows(s: Seat, base: u32, grad_base: u32, y: ptr<function, Held>, dy: ptr<function, Held>) {
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      var v = x_at(base + vector_index(s, k));
+      var g = g_at(grad_base + vector_index(s, k));
+      for (var c = 0u; c < VEC; c++) {
+        (*y)[k * VEC + c] = v[c];
+        (*dy)[k * VEC + c] = g[c];
+      }
+    }
+  }
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+           @builtin(local_invocation_index) local_index: u32) {
+  let s = seat_of(group, groups, local_index);
+  var x: Held;
+  let largest = team_max(s.team, s.lane, load_row(s, p.input_offset + s.row * p.width, &x));
+  var sum = {{acc}}(0);
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      for (var c = 0u; c < VEC; c++) {
+        x[k * VEC + c] = {{exp}}(x[k * VEC + c] - largest);
+        sum = sum + x[k * VEC + c];
+      }
+    }
+  }
+  let total = team_sum(s.team, s.lane, sum);
+  let out_base = p.out_offset + s.row * p.width;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      var v: Vector;
+      for (var c = 0u; c < VEC; c++) { v[c] = x[k * VEC + c] / total; }
+      store(out_base + vector_index(s, k), v);
+    }
+  }
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn log_softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+               @builtin(local_invocation_index) local_index: u32) {
+  let s = seat_of(group, groups, local_index);
+  var x: Held;
+  let largest = team_max(s.team, s.lane, load_row(s, p.input_offset + s.row * p.width, &x));
+  var sum = {{acc}}(0);
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      for (var c = 0u; c < VEC; c++) { sum = sum + {{exp}}(x[k * VEC + c] - largest); }
+    }
+  }
+  let log_total = {{log}}(team_sum(s.team, s.lane, sum));
+  let out_base = p.out_offset + s.row * p.width;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      var v: Vector;
+      for (var c = 0u; c < VEC; c++) { v[c] = x[k * VEC + c] - largest - log_total; }
+      store(out_base + vector_index(s, k), v);
+    }
+  }
+}
+
+// dx = y * (dy - sum(dy * y))
+@compute @workgroup_size({{workgroup_size}})
+fn softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                    @builtin(local_invocation_index) local_index: u32) {
+  let s = seat_of(group, groups, local_index);
+  var y: Held;
+  var dy: Held;
+  load_rows(s, p.input_offset + s.row * p.width, p.grad_offset + s.row * p.width, &y, &dy);
+  var dot = {{acc}}(0);
+  for (var e = 0u; e < HELD * VEC; e++) { dot = dot + dy[e] * y[e]; }
+  dot = team_sum(s.team, s.lane, dot);
+  let out_base = p.out_offset + s.row * p.width;
+  for (var k = 0u; k < HELD; )wgsl"
+R"wgsl(k++) {
+    if (holds(s, k)) {
+      var v: Vector;
+      for (var c = 0u; c < VEC; c++) { v[c] = y[k * VEC + c] * (dy[k * VEC + c] - dot); }
+      store(out_base + vector_index(s, k), v);
+    }
+  }
+}
+
+// dx = dy - exp(y) * sum(dy)
+@compute @workgroup_size({{workgroup_size}})
+fn log_softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+                        @builtin(local_invocation_index) local_index: u32) {
+  let s = seat_of(group, groups, local_index);
+  var y: Held;
+  var dy: Held;
+  load_rows(s, p.input_offset + s.row * p.width, p.grad_offset + s.row * p.width, &y, &dy);
+  var total = {{acc}}(0);
+  for (var e = 0u; e < HELD * VEC; e++) { total = total + dy[e]; }
+  total = team_sum(s.team, s.lane, total);
+  let out_base = p.out_offset + s.row * p.width;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      var v: Vector;
+      for (var c = 0u; c < VEC; c++) { v[c] = dy[k * VEC + c] - {{exp}}(y[k * VEC + c]) * total; }
+      store(out_base + vector_index(s, k), v);
+    }
+  }
+}
+)wgsl",
+softmax_held_holes, 16};
 
 inline constexpr std::string_view sort_holes[] = {"capacity", "key", "workgroup_size", "src_array", "key_function", "load", "key_of_v"};
 inline constexpr Family sort{"sort",
