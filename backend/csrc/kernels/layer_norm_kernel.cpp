@@ -57,13 +57,15 @@ std::string held_backward_source(c10::ScalarType type, c10::ScalarType out_type,
   const uint32_t width = shape.vec_width;
   std::vector<Hole> holes = {{"acc", "f32"},
                              {"out_word", held_word(out_type, width)},
-                             {"weighted_word", held_word(c10::kFloat, width)},
+                             // Without `weighted` its binding holds the input gradient, which may be
+                             // smaller than one vector of float32: bound as scalars and never stored.
+                             {"weighted_word", keep_weighted ? held_word(c10::kFloat, width) : "f32"},
                              {"in_word", held_word(type, width)},
                              {"load_x", held_load(type, width, "x")},
                              {"load_g", held_load(type, width, "g")},
                              {"load_weight", weight ? held_load(type, width, "weight") : ones(width)},
                              {"store", held_store(out_type, width, "grad_input")},
-                             {"store_weighted", held_store(c10::kFloat, width, "weighted")},
+                             {"store_weighted", keep_weighted ? held_store(c10::kFloat, width, "weighted") : ""},
                              {"keep_weighted", keep_weighted ? "true" : "false"}};
   shape.add_holes(holes);
   return render(wgsl::layer_norm_held_backward, holes);
