@@ -29,7 +29,7 @@ fn vector_index(s: Seat, k: u32) -> u32 {
   return k * TEAM + s.lane;
 }
 
-// The parts of a loaded vector, for the {{load_*}} holes.
+// The parts of a loaded vector, for the kernels' load holes.
 fn parts4(v: vec4<f32>) -> array<f32, 4> {
   return array<f32, 4>(v.x, v.y, v.z, v.w);
 }
