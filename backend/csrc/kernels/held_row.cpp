@@ -41,8 +41,8 @@ std::optional<HeldShape> held_plan(const Launch& launch, c10::ScalarType type, c
   for (const HeldOperand& o : operands)
     if (o.element_offset % width != 0 || launch.binding(o.binding).offset % 16 != 0) width = 1;
   // A packed output is written a whole u32 word (two elements) per store, so no two lanes share a word.
-  const bool storable = out_type == acc || (out_type == type && (type != c10::kHalf || width == 2) &&
-                                            type != c10::kBFloat16);
+  const bool packed = type == c10::kHalf || type == c10::kBFloat16;
+  const bool storable = out_type == acc || (out_type == type && (!packed || width == 2));
   const uint64_t vectors = length / width + (length % width != 0);
   const uint32_t preferred = std::max<uint32_t>(1, kPreferredElements / width);
   const uint32_t most = width == 1 ? kPreferredElements : 2 * kPreferredElements / width;
@@ -74,6 +74,7 @@ std::string held_load(c10::ScalarType type, uint32_t vec_width, const std::strin
 std::string held_store(c10::ScalarType type, uint32_t vec_width, const std::string& array) {
   const std::string at = array + "[i] = ";
   if (type == c10::kHalf) return at + "pack2x16float(vec2<f32>(v[0], v[1]));";
+  if (type == c10::kBFloat16) return at + "bf16_bits(v[0]) | (bf16_bits(v[1]) << 16u);";
   if (vec_width == 4) return at + "vec4<f32>(v[0], v[1], v[2], v[3]);";
   if (vec_width == 2) return at + "vec2<f32>(v[0], v[1]);";
   return at + "v[0];";

@@ -37,7 +37,7 @@ struct HeldOperand {
 };
 
 // The shape for rows of `length` elements of `type`, stored as `out_type`: `acc` (the kernel's arithmetic
-// type), or `type` itself where every store writes whole u32 words (float16 in pairs). Vectors are as
+// type), or `type` itself where every store writes whole u32 words (float16/bfloat16 in pairs). Vectors are as
 // wide as every operand allows: float32 loads vec4 when the length and each operand's first element are
 // multiples of 4; float16/bfloat16 load u32 words (pairs) when they are even; each window must start
 // 16-byte aligned. nullopt when a row is longer than a team of 256 holds (4096 elements one at a time,

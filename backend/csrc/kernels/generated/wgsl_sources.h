@@ -2195,7 +2195,7 @@ fn vector_index(s: Seat, k: u32) -> u32 {
   return k * TEAM + s.lane;
 }
 
-// The parts of a loaded vector, for the {{load_*}} holes.
+// The parts of a loaded vector, for the kernels' load holes.
 fn parts4(v: vec4<f32>) -> array<f32, 4> {
   return array<f32, 4>(v.x, v.y, v.z, v.w);
 }
@@ -2208,6 +2208,16 @@ fn bf16_pair(word: u32) -> array<f32, 2> {
   return array<f32, 2>(bitcast<f32>(word << 16u), bitcast<f32>(word & 0xFFFF0000u));
 }
 // ---- end of lib/held_row.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 struct Params {
   rows: u32,
   width: u32,
@@ -2388,7 +2398,7 @@ fn vector_index(s: Seat, k: u32) -> u32 {
   return k * TEAM + s.lane;
 }
 
-// The parts of a loaded vector, for the {{load_*}} holes.
+// The parts of a loaded vector, for the kernels' load holes.
 fn parts4(v: vec4<f32>) -> array<f32, 4> {
   return array<f32, 4>(v.x, v.y, v.z, v.w);
 }
@@ -2401,6 +2411,16 @@ fn bf16_pair(word: u32) -> array<f32, 2> {
   return array<f32, 2>(bitcast<f32>(word << 16u), bitcast<f32>(word & 0xFFFF0000u));
 }
 // ---- end of lib/held_row.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 struct Params {
   rows: u32,
   width: u32,
@@ -3680,7 +3700,7 @@ fn vector_index(s: Seat, k: u32) -> u32 {
   return k * TEAM + s.lane;
 }
 
-// The parts of a loaded vector, for the {{load_*}} holes.
+// The parts of a loaded vector, for the kernels' load holes.
 fn parts4(v: vec4<f32>) -> array<f32, 4> {
   return array<f32, 4>(v.x, v.y, v.z, v.w);
 }
@@ -3693,6 +3713,16 @@ fn bf16_pair(word: u32) -> array<f32, 2> {
   return array<f32, 2>(bitcast<f32>(word << 16u), bitcast<f32>(word & 0xFFFF0000u));
 }
 // ---- end of lib/held_row.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
 struct Params {
   rows: u32,
   width: u32,
@@ -3805,7 +3835,8 @@ fn log_softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups)
 
 // dx = y * (dy - sum(dy * y))
 @compute @workgroup_size({{workgroup_size}})
-fn softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+fn softmax_backward(@builtin(workgro)wgsl"
+R"wgsl(up_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                     @builtin(local_invocation_index) local_index: u32) {
   let s = seat_of(group, groups, local_index);
   var y: Held;
@@ -3815,8 +3846,7 @@ fn softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgr
   for (var e = 0u; e < HELD * VEC; e++) { dot = dot + dy[e] * y[e]; }
   dot = team_sum(s.team, s.lane, dot);
   let out_base = p.out_offset + s.row * p.width;
-  for (var k = 0u; k < HELD; )wgsl"
-R"wgsl(k++) {
+  for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       var v: Vector;
       for (var c = 0u; c < VEC; c++) { v[c] = y[k * VEC + c] * (dy[k * VEC + c] - dot); }

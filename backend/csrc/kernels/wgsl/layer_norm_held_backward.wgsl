@@ -7,6 +7,7 @@
 //! include lib/grid.wgsl
 //! include lib/team_reduce.wgsl
 //! include lib/held_row.wgsl
+//! include lib/bf16_bits.wgsl
 
 struct Params {
   rows: u32,
