@@ -11,10 +11,11 @@ from torch.profiler import ProfilerActivity, profile
 pytestmark = pytest.mark.usefixtures("strict")
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16] + ([torch.float64] if torch_dml.has_float64_support(0) else [])
-# Teams of 32..256 lanes, 16 elements each (8 vec4 at 256), so the thresholds are 32 * 16 = 512 ...
-# 4096 (8192 with vec4); 1 and 3 are shorter than a vector, 4097 and 8193 go to the workgroup-per-row
-# kernels.
-LENGTHS = [1, 3, 4, 31, 32, 33, 255, 256, 1000, 1024, 4095, 4096, 4097, 8192, 8193]
+# Teams of 32..256 lanes, 16 elements a lane (up to 32 in vectors at 256 lanes): the team grows at
+# 512, 1024, 2048 elements and tops out at 4096 (8192 loading vec4 or bf16/f16 word pairs); 1 and 3 are
+# shorter than a vector, odd lengths load one element at a time, 4097 and 8193 go to the
+# workgroup-per-row kernels.
+LENGTHS = [1, 3, 4, 31, 32, 33, 255, 256, 512, 513, 1000, 1024, 2048, 2049, 4095, 4096, 4097, 8192, 8193]
 SOFTMAX_TOLERANCE = {torch.float32: {"rtol": 3e-5, "atol": 1e-5}, torch.float16: {"rtol": 1e-2, "atol": 1e-3},
                      torch.bfloat16: {"rtol": 2e-2, "atol": 1e-2}, torch.float64: {"rtol": 1e-12, "atol": 1e-14}}
 NORM_TOLERANCE = {torch.float32: {"rtol": 1e-4, "atol": 1e-4}, torch.float16: {"rtol": 1e-2, "atol": 1e-2},
