@@ -3784,9 +3784,8 @@ fn load_rows(s: Seat, base: u32, grad_base: u32, y: ptr<function, Held>, dy: ptr
   }
 }
 
-@compute @workgroup_size({{workgroup_size}})
-fn softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
-           @builtin(local_invocation_index) local_index: u32) {
+// softmax, or log-softmax where `logarithmic`: the entry points below pass a constant.
+fn forward(group: vec3<u32>, groups: vec3<u32>, local_index: u32, logarithmic: bool) {
   let s = seat_of(group, groups, local_index);
   var x: Held;
   let largest = team_max(s.team, s.lane, load_row(s, p.input_offset + s.row * p.width, &x));
@@ -3794,86 +3793,81 @@ fn softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) gro
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       for (var c = 0u; c < VEC; c++) {
-        x[k * VEC + c] = {{exp}}(x[k * VEC + c] - largest);
-        sum = sum + x[k * VEC + c];
+        let e = {{exp}}(x[k * VEC + c] - largest);
+        sum = sum + e;
+        if (!logarithmic) { x[k * VEC + c] = e; }
       }
     }
   }
   let total = team_sum(s.team, s.lane, sum);
+  let log_total = {{log}}(total);
   let out_base = p.out_offset + s.row * p.width;
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       var v: Vector;
-      for (var c = 0u; c < VEC; c++) { v[c] = x[k * VEC + c] / total; }
+      for (var c = 0u; c < VEC; c++) {
+        if (logarithmic) {
+          v[c] = x[k * VEC + c] - largest - log_total;
+        } else {
+          v[c] = x[k * VEC + c] / total;
+        }
+      }
       store(out_base + vector_index(s, k), v);
     }
   }
+}
+
+// The gradient through softmax, dx = y * (dy - sum(dy * y)), or through log-softmax where
+// `logarithmic`, dx = dy - exp(y) * sum(dy); y is the forward's output.
+fn backward(group: vec3<u32>, groups: vec3<u32>, local_index: u32, logarithmic: bool) {
+  let s = seat_of(group, groups, local_index);
+  var y: Held;
+  var dy: Held;
+  load_rows(s, p.input_offset + s.row * p.width, p.grad_offset + s.row * p.width, &y, &dy);
+  // Entries past the row stay 0 (function variables start zeroed), adding nothing.
+  var fold = {{acc}}(0);
+  for (var e = 0u; e < HELD * VEC; e++) { fold = fold + select(dy[e] * y[e], dy[e], logarithmic); }
+  fold = team_sum(s.team, s.lane, fold);
+  let out_base = p.out_offset + s.row * p.width;
+  for (var k = 0u; k < HELD; k++) {
+    if (holds(s, k)) {
+      var v: Vector;
+      for (var c = 0u; c < VEC; c++))wgsl"
+R"wgsl( {
+        let e = k * VEC + c;
+        if (logarithmic) {
+          v[c] = dy[e] - {{exp}}(y[e]) * fold;
+        } else {
+          v[c] = y[e] * (dy[e] - fold);
+        }
+      }
+      store(out_base + vector_index(s, k), v);
+    }
+  }
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+           @builtin(local_invocation_index) local_index: u32) {
+  forward(group, groups, local_index, false);
 }
 
 @compute @workgroup_size({{workgroup_size}})
 fn log_softmax(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                @builtin(local_invocation_index) local_index: u32) {
-  let s = seat_of(group, groups, local_index);
-  var x: Held;
-  let largest = team_max(s.team, s.lane, load_row(s, p.input_offset + s.row * p.width, &x));
-  var sum = {{acc}}(0);
-  for (var k = 0u; k < HELD; k++) {
-    if (holds(s, k)) {
-      for (var c = 0u; c < VEC; c++) { sum = sum + {{exp}}(x[k * VEC + c] - largest); }
-    }
-  }
-  let log_total = {{log}}(team_sum(s.team, s.lane, sum));
-  let out_base = p.out_offset + s.row * p.width;
-  for (var k = 0u; k < HELD; k++) {
-    if (holds(s, k)) {
-      var v: Vector;
-      for (var c = 0u; c < VEC; c++) { v[c] = x[k * VEC + c] - largest - log_total; }
-      store(out_base + vector_index(s, k), v);
-    }
-  }
+  forward(group, groups, local_index, true);
 }
 
-// dx = y * (dy - sum(dy * y))
 @compute @workgroup_size({{workgroup_size}})
-fn softmax_backward(@builtin(workgro)wgsl"
-R"wgsl(up_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+fn softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                     @builtin(local_invocation_index) local_index: u32) {
-  let s = seat_of(group, groups, local_index);
-  var y: Held;
-  var dy: Held;
-  load_rows(s, p.input_offset + s.row * p.width, p.grad_offset + s.row * p.width, &y, &dy);
-  var dot = {{acc}}(0);
-  for (var e = 0u; e < HELD * VEC; e++) { dot = dot + dy[e] * y[e]; }
-  dot = team_sum(s.team, s.lane, dot);
-  let out_base = p.out_offset + s.row * p.width;
-  for (var k = 0u; k < HELD; k++) {
-    if (holds(s, k)) {
-      var v: Vector;
-      for (var c = 0u; c < VEC; c++) { v[c] = y[k * VEC + c] * (dy[k * VEC + c] - dot); }
-      store(out_base + vector_index(s, k), v);
-    }
-  }
+  backward(group, groups, local_index, false);
 }
 
-// dx = dy - exp(y) * sum(dy)
 @compute @workgroup_size({{workgroup_size}})
 fn log_softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                         @builtin(local_invocation_index) local_index: u32) {
-  let s = seat_of(group, groups, local_index);
-  var y: Held;
-  var dy: Held;
-  load_rows(s, p.input_offset + s.row * p.width, p.grad_offset + s.row * p.width, &y, &dy);
-  var total = {{acc}}(0);
-  for (var e = 0u; e < HELD * VEC; e++) { total = total + dy[e]; }
-  total = team_sum(s.team, s.lane, total);
-  let out_base = p.out_offset + s.row * p.width;
-  for (var k = 0u; k < HELD; k++) {
-    if (holds(s, k)) {
-      var v: Vector;
-      for (var c = 0u; c < VEC; c++) { v[c] = dy[k * VEC + c] - {{exp}}(y[k * VEC + c]) * total; }
-      store(out_base + vector_index(s, k), v);
-    }
-  }
+  backward(group, groups, local_index, true);
 }
 )wgsl",
 softmax_held_holes, 16};
