@@ -3,7 +3,8 @@
 // PrivateUse1 device in eval mode and which have CPU/CUDA kernels only. Composed here from native ops:
 // projections, scores, masked softmax and the feed-forward block, with PyTorch's semantics (masks as
 // bool or additive, by mask_type; rows whose keys are all masked give zeros, as the fast path's
-// masked softmax does, not NaN). Attention materialises the (L, S) scores: a fused kernel is future work.
+// masked softmax does, not NaN). Without need_weights attention is scaled_dot_product_attention (the
+// fused kernel); with them the (L, S) weights are materialised, as the caller asked for them.
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -37,6 +38,14 @@ std::tuple<at::Tensor, at::Tensor> attend(const at::Tensor& q, const at::Tensor&
   const int64_t batch = q.size(0), length = q.size(1), source = k.size(1), embed = q.size(2);
   const int64_t head_dim = embed / heads;
   const auto split = [&](const at::Tensor& t, int64_t n) { return t.view({batch, n, heads, head_dim}).transpose(1, 2); };
+  if (!need_weights) {
+    // The fused kernel when it takes the inputs (sdpa_ops.cpp), PyTorch's math path otherwise; an
+    // all -inf row gives zeros on both, as the fast path's masked softmax does.
+    std::optional<at::Tensor> additive;
+    if (mask && mask->defined()) additive = additive_mask(*mask, mask_type, batch, source, q);
+    const at::Tensor out = at::scaled_dot_product_attention(split(q, length), split(k, source), split(v, source), additive);
+    return {out.transpose(1, 2).reshape({batch, length, embed}), at::Tensor()};
+  }
   at::Tensor scores = at::matmul(split(q, length) / std::sqrt(static_cast<double>(head_dim)), split(k, source).transpose(-2, -1));
   if (mask && mask->defined()) scores = scores + additive_mask(*mask, mask_type, batch, source, scores);
   const at::Tensor weights = at::_safe_softmax(scores, -1);

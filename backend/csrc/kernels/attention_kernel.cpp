@@ -1,0 +1,155 @@
+#include "kernels/attention_kernel.h"
+
+#include <algorithm>
+
+#include "kernels/dtypes.h"
+#include "kernels/generated/wgsl_params.h"
+#include "kernels/generated/wgsl_sources.h"
+#include "kernels/launch.h"
+
+namespace torch_dml::kernels {
+namespace {
+
+constexpr uint64_t kRowsPerWorkgroup = 64; // BLOCK in attention.wgsl
+// WebGPU's guaranteed maxComputeWorkgroupStorageSize: the two tiles and the per-row lse and delta.
+constexpr uint64_t kWorkgroupBytes = 16384;
+
+const char* entry_point(AttentionPass pass) {
+  switch (pass) {
+    case AttentionPass::Forward: return "forward";
+    case AttentionPass::BackwardQuery: return "backward_query";
+    case AttentionPass::BackwardKeyValue: return "backward_key_value";
+  }
+  return "?";
+}
+
+bool computes_on(c10::ScalarType type) {
+  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+}
+
+uint64_t vec4s(uint64_t dim) { return (dim + 3) / 4; }
+
+// Rows per tile: as many as workgroup memory holds, at most a workgroup's worth.
+uint64_t tile_rows(const AttentionProblem& s) {
+  const uint64_t row_bytes = (vec4s(s.qk_dim) + vec4s(s.v_dim)) * 16 + 8;
+  return std::min(kRowsPerWorkgroup, kWorkgroupBytes / row_bytes);
+}
+
+std::string source(const AttentionProblem& s) {
+  const c10::ScalarType type = s.q.ref.dtype;
+  const uint64_t tile = tile_rows(s);
+  std::string mask = "0.0";
+  if (s.mask.defined()) {
+    const std::string load = typed_load(s.mask.ref.dtype, "mask", "m");
+    mask = s.mask.ref.dtype == c10::kBool ? "select(negative_infinity(), 0.0, " + load + ")" : load;
+  }
+  return render(wgsl::attention, {{"qk_vec4s", std::to_string(vec4s(s.qk_dim))},
+                                  {"v_vec4s", std::to_string(vec4s(s.v_dim))},
+                                  {"tile_rows", std::to_string(tile)},
+                                  {"tile_a_size", std::to_string(tile * vec4s(s.qk_dim))},
+                                  {"tile_b_size", std::to_string(tile * vec4s(s.v_dim))},
+                                  {"load_q", typed_load(type, "q", "i")},
+                                  {"load_k", typed_load(type, "k", "i")},
+                                  {"load_v", typed_load(type, "v", "i")},
+                                  {"load_dout", typed_load(type, "dout", "i")},
+                                  {"load_out", typed_load(type, "extra", "i")},
+                                  {"mask_value", mask}});
+}
+
+std::string kernel_name(const AttentionProblem& s) {
+  const std::string mask = s.mask.defined() ? dtype_info(s.mask.ref.dtype)->name : "none";
+  return std::string("attention/") + entry_point(s.pass) + "/" + dtype_info(s.q.ref.dtype)->name + "/mask-" + mask +
+         "/qk" + std::to_string(vec4s(s.qk_dim)) + "v" + std::to_string(vec4s(s.v_dim));
+}
+
+struct Plan {
+  Launch launch;
+  wgsl::AttentionParams params;
+};
+
+// Binds `o` and stores its window offset and strides in the four Params fields given.
+uint32_t bind_strided(Launch& launch, const AttentionOperand& o, uint32_t& batch, uint32_t& head, uint32_t& row) {
+  launch.require_u32(o.extent, "elements an attention operand spans");
+  batch = static_cast<uint32_t>(o.batch);
+  head = static_cast<uint32_t>(o.head);
+  row = static_cast<uint32_t>(o.row);
+  return launch.bind(o.ref, std::max<uint64_t>(o.extent, 1));
+}
+
+Plan plan(runtime::DeviceContext& context, const AttentionProblem& s) {
+  const c10::ScalarType type = s.q.ref.dtype;
+  Plan plan{Launch(context, "scaled_dot_product_attention", type), {}};
+  Launch& launch = plan.launch;
+  wgsl::AttentionParams& p = plan.params;
+  launch.require(computes_on(type) && s.k.ref.dtype == type && s.v.ref.dtype == type,
+                 "fused attention takes float32, float16 or bfloat16 query, key and value of one dtype");
+  launch.require(!s.mask.defined() || s.mask.ref.dtype == c10::kBool || computes_on(s.mask.ref.dtype),
+                 "fused attention takes a bool or floating attn_mask");
+  launch.require(s.qk_dim >= 1 && s.qk_dim <= kAttentionMaxHeadDim && s.v_dim >= 1 && s.v_dim <= kAttentionMaxHeadDim,
+                 "fused attention takes head dims from 1 to 128");
+  const uint64_t batch_heads = s.batch * s.heads;
+  launch.require_u32(batch_heads * s.q_len * std::max(s.qk_dim, s.v_dim) + batch_heads * s.k_len * (s.qk_dim + s.v_dim),
+                     "attention elements");
+  if (!launch.ok()) return plan;
+  p.heads = static_cast<uint32_t>(s.heads);
+  p.batch_heads = static_cast<uint32_t>(batch_heads);
+  p.q_len = static_cast<uint32_t>(s.q_len);
+  p.k_len = static_cast<uint32_t>(s.k_len);
+  p.qk_dim = static_cast<uint32_t>(s.qk_dim);
+  p.v_dim = static_cast<uint32_t>(s.v_dim);
+  p.scale = s.scale;
+  p.causal = s.causal ? 1 : 0;
+  p.has_mask = s.mask.defined() ? 1 : 0;
+  const uint64_t lse_count = batch_heads * s.q_len;
+  // @binding(0): what the pass writes.
+  if (s.pass == AttentionPass::Forward) {
+    p.out_offset = bind_strided(launch, s.out, p.out_batch, p.out_head, p.out_row);
+  } else if (s.pass == AttentionPass::BackwardQuery) {
+    p.result_offset = launch.bind(s.result, lse_count * s.qk_dim + lse_count);
+    p.result2_offset = p.result_offset + static_cast<uint32_t>(lse_count * s.qk_dim);
+  } else {
+    const uint64_t keys = batch_heads * s.k_len;
+    p.result_offset = launch.bind(s.result, keys * (s.qk_dim + s.v_dim));
+    p.result2_offset = p.result_offset + static_cast<uint32_t>(keys * s.qk_dim);
+  }
+  p.lse_offset = launch.bind(s.lse, lse_count); // @binding(1)
+  p.q_offset = bind_strided(launch, s.q, p.q_batch, p.q_head, p.q_row);
+  p.k_offset = bind_strided(launch, s.k, p.k_batch, p.k_head, p.k_row);
+  p.v_offset = bind_strided(launch, s.v, p.v_batch, p.v_head, p.v_row);
+  if (s.mask.defined()) {
+    p.mask_offset = bind_strided(launch, s.mask, p.mask_batch, p.mask_head, p.mask_row);
+    p.mask_col = static_cast<uint32_t>(s.mask.col);
+  } else {
+    launch.bind(s.q.ref, 1);
+  }
+  if (s.pass == AttentionPass::Forward) {
+    launch.bind(s.q.ref, 1); // @binding(6), (7): unread
+    launch.bind(s.q.ref, 1);
+  } else {
+    p.dout_offset = bind_strided(launch, s.dout, p.dout_batch, p.dout_head, p.dout_row);
+    if (s.pass == AttentionPass::BackwardQuery)
+      p.out_offset = bind_strided(launch, s.out, p.out_batch, p.out_head, p.out_row);
+    else
+      p.delta_offset = launch.bind(s.delta, lse_count);
+  }
+  return plan;
+}
+
+uint64_t workgroups(const AttentionProblem& s) {
+  const uint64_t rows = s.pass == AttentionPass::BackwardKeyValue ? s.k_len : s.q_len;
+  return s.batch * s.heads * ((rows + kRowsPerWorkgroup - 1) / kRowsPerWorkgroup);
+}
+
+} // namespace
+
+std::string attention_unsupported_reason(runtime::DeviceContext& context, const AttentionProblem& problem) {
+  return plan(context, problem).launch.reason();
+}
+
+void attention(runtime::DeviceContext& context, const AttentionProblem& s) {
+  if (workgroups(s) == 0) return;
+  Plan plan = kernels::plan(context, s);
+  plan.launch.run(kernel_name(s), [&] { return source(s); }, plan.params, workgroups(s), entry_point(s.pass));
+}
+
+} // namespace torch_dml::kernels
