@@ -195,7 +195,8 @@ def test_multi_head_attention_without_weights_is_fused():
     padding[1, 50:] = True
     # A dispatch mode sees only the fast path's own op, not what it calls: the profiler sees them all.
     with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-        actual = dml(x.to("dml"), x.to("dml"), x.to("dml"), key_padding_mask=padding.to("dml"), need_weights=False)[0]
+        x_dml = x.to("dml")  # one tensor as query, key and value: the fast path takes only self-attention
+        actual = dml(x_dml, x_dml, x_dml, key_padding_mask=padding.to("dml"), need_weights=False)[0]
     with torch.no_grad():
         expected = cpu(x, x, x, key_padding_mask=padding, need_weights=False)[0]
     names = {event.name for event in prof.events()}

@@ -4,7 +4,8 @@
 // `_scaled_dot_product_fused_attention_overrideable` and its backward run the kernel.
 //
 // Cost: the forward is one dispatch (plus one conversion for float16/bfloat16 outputs); the backward
-// two (plus three conversions for float16/bfloat16). No (L, S) matrix is ever materialised.
+// two (plus a conversion or copy per gradient for float16/bfloat16 or non-contiguous inputs). No
+// (L, S) matrix is ever materialised.
 #include <ATen/Context.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
@@ -213,10 +214,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   s.delta = device_ref(query_side.narrow(0, B * H * L * E, B * H * L));
   run(context, s);
 
+  // Each gradient in its input's dtype and layout (the meta function's empty_like, which compiled
+  // graphs check): the float32 result itself when that is what it already is.
   const auto result = [&](const at::Tensor& flat, int64_t from, int64_t rows, int64_t dim, const at::Tensor& like) {
     at::Tensor g = flat.narrow(0, from, B * H * rows * dim).view({B, H, rows, dim});
     if (like.dim() == 3) g = g.squeeze(0);
-    return like.scalar_type() == c10::kFloat ? g : g.to(like.scalar_type());
+    if (like.scalar_type() == c10::kFloat && like.strides() == g.strides()) return g;
+    return at::empty_like(like).copy_(g);
   };
   return {result(query_side, 0, L, E, query), result(key_side, 0, S, E, key), result(key_side, B * H * S * E, S, Ev, value),
           at::Tensor()};

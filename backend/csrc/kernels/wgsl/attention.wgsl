@@ -90,27 +90,26 @@ fn v_at(i: u32) -> f32 { return {{load_v}}; }
 fn dout_at(i: u32) -> f32 { return {{load_dout}}; }
 fn out_at(i: u32) -> f32 { return {{load_out}}; }
 
-fn q_vec(base: u32, c: u32) -> vec4<f32> {
-  var x = vec4<f32>(0.0);
-  for (var t = 0u; t < 4u; t++) { let e = 4u * c + t; if (e < p.qk_dim) { x[t] = q_at(base + e); } }
-  return x;
+// Which operand row_vec reads.
+const Q = 0u;
+const K = 1u;
+const V = 2u;
+const DOUT = 3u;
+
+fn element(operand: u32, i: u32) -> f32 {
+  switch operand {
+    case 0u: { return q_at(i); }
+    case 1u: { return k_at(i); }
+    case 2u: { return v_at(i); }
+    default: { return dout_at(i); }
+  }
 }
 
-fn k_vec(base: u32, c: u32) -> vec4<f32> {
+// Elements 4c .. 4c + 3 of the operand's row at `base`, zeros past the row's length.
+fn row_vec(operand: u32, base: u32, c: u32) -> vec4<f32> {
+  let length = select(p.qk_dim, p.v_dim, operand >= V);
   var x = vec4<f32>(0.0);
-  for (var t = 0u; t < 4u; t++) { let e = 4u * c + t; if (e < p.qk_dim) { x[t] = k_at(base + e); } }
-  return x;
-}
-
-fn v_vec(base: u32, c: u32) -> vec4<f32> {
-  var x = vec4<f32>(0.0);
-  for (var t = 0u; t < 4u; t++) { let e = 4u * c + t; if (e < p.v_dim) { x[t] = v_at(base + e); } }
-  return x;
-}
-
-fn dout_vec(base: u32, c: u32) -> vec4<f32> {
-  var x = vec4<f32>(0.0);
-  for (var t = 0u; t < 4u; t++) { let e = 4u * c + t; if (e < p.v_dim) { x[t] = dout_at(base + e); } }
+  for (var t = 0u; t < 4u; t++) { let e = 4u * c + t; if (e < length) { x[t] = element(operand, base + e); } }
   return x;
 }
 
@@ -136,13 +135,13 @@ fn load_key_tile(lane: u32, b: u32, h: u32, start: u32) {
   for (var x = lane; x < TILE * QK4; x += BLOCK) {
     let j = start + x / QK4;
     var row = vec4<f32>(0.0);
-    if (j < p.k_len) { row = k_vec(k_base(b, h, j), x % QK4); }
+    if (j < p.k_len) { row = row_vec(K, k_base(b, h, j), x % QK4); }
     tile_a[x] = row;
   }
   for (var x = lane; x < TILE * V4; x += BLOCK) {
     let j = start + x / V4;
     var row = vec4<f32>(0.0);
-    if (j < p.k_len) { row = v_vec(v_base(b, h, j), x % V4); }
+    if (j < p.k_len) { row = row_vec(V, v_base(b, h, j), x % V4); }
     tile_b[x] = row;
   }
 }
@@ -154,6 +153,21 @@ fn score(qv: ptr<function, array<vec4<f32>, QK4>>, r: u32) -> f32 {
 }
 
 // How many keys the 64 queries from first_query see: under the causal mask, none past the last one.
+// The (batch, head) and the first of the 64 rows (of `rows`) a workgroup owns.
+struct Block {
+  bh: u32,
+  b: u32,
+  h: u32,
+  first: u32,
+}
+
+fn block_of(group: vec3<u32>, groups: vec3<u32>, rows: u32) -> Block {
+  let blocks = (rows + BLOCK - 1u) / BLOCK;
+  let g = flat_group(group, groups);
+  let bh = g / blocks;
+  return Block(bh, bh / p.heads, bh % p.heads, (g % blocks) * BLOCK);
+}
+
 fn keys_seen(first_query: u32) -> u32 {
   if (p.causal == 0u) { return p.k_len; }
   return min(p.k_len, min(first_query + BLOCK, p.q_len));
@@ -162,18 +176,17 @@ fn keys_seen(first_query: u32) -> u32 {
 @compute @workgroup_size(64)
 fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
            @builtin(local_invocation_index) lane: u32) {
-  let blocks = (p.q_len + BLOCK - 1u) / BLOCK;
-  let g = flat_group(group, groups);
-  let bh = g / blocks;
-  if (bh >= p.batch_heads) { return; }
-  let b = bh / p.heads;
-  let h = bh % p.heads;
-  let first = (g % blocks) * BLOCK;
+  let block = block_of(group, groups, p.q_len);
+  if (block.bh >= p.batch_heads) { return; }
+  let bh = block.bh;
+  let b = block.b;
+  let h = block.h;
+  let first = block.first;
   let i = first + lane;
   let owns_row = i < p.q_len;
   var qv: array<vec4<f32>, QK4>;
   if (owns_row) {
-    for (var c = 0u; c < QK4; c++) { qv[c] = q_vec(q_base(b, h, i), c); }
+    for (var c = 0u; c < QK4; c++) { qv[c] = row_vec(Q, q_base(b, h, i), c); }
   }
   var acc: array<vec4<f32>, V4>;
   var m = negative_infinity();
@@ -213,13 +226,12 @@ fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) gro
 @compute @workgroup_size(64)
 fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                   @builtin(local_invocation_index) lane: u32) {
-  let blocks = (p.q_len + BLOCK - 1u) / BLOCK;
-  let g = flat_group(group, groups);
-  let bh = g / blocks;
-  if (bh >= p.batch_heads) { return; }
-  let b = bh / p.heads;
-  let h = bh % p.heads;
-  let first = (g % blocks) * BLOCK;
+  let block = block_of(group, groups, p.q_len);
+  if (block.bh >= p.batch_heads) { return; }
+  let bh = block.bh;
+  let b = block.b;
+  let h = block.h;
+  let first = block.first;
   let i = first + lane;
   let owns_row = i < p.q_len;
   var qv: array<vec4<f32>, QK4>;
@@ -227,8 +239,8 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
   var delta = 0.0;
   var row_lse = negative_infinity();
   if (owns_row) {
-    for (var c = 0u; c < QK4; c++) { qv[c] = q_vec(q_base(b, h, i), c); }
-    for (var c = 0u; c < V4; c++) { dov[c] = dout_vec(dout_base(b, h, i), c); }
+    for (var c = 0u; c < QK4; c++) { qv[c] = row_vec(Q, q_base(b, h, i), c); }
+    for (var c = 0u; c < V4; c++) { dov[c] = row_vec(DOUT, dout_base(b, h, i), c); }
     let o = out_base(b, h, i);
     for (var e = 0u; e < p.v_dim; e++) { delta += dov[e / 4u][e % 4u] * out_at(o + e); }
     result[p.result2_offset + bh * p.q_len + i] = delta;
@@ -263,20 +275,19 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
 @compute @workgroup_size(64)
 fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                       @builtin(local_invocation_index) lane: u32) {
-  let blocks = (p.k_len + BLOCK - 1u) / BLOCK;
-  let g = flat_group(group, groups);
-  let bh = g / blocks;
-  if (bh >= p.batch_heads) { return; }
-  let b = bh / p.heads;
-  let h = bh % p.heads;
-  let first = (g % blocks) * BLOCK;
+  let block = block_of(group, groups, p.k_len);
+  if (block.bh >= p.batch_heads) { return; }
+  let bh = block.bh;
+  let b = block.b;
+  let h = block.h;
+  let first = block.first;
   let j = first + lane;
   let owns_row = j < p.k_len;
   var kv: array<vec4<f32>, QK4>;
   var vv: array<vec4<f32>, V4>;
   if (owns_row) {
-    for (var c = 0u; c < QK4; c++) { kv[c] = k_vec(k_base(b, h, j), c); }
-    for (var c = 0u; c < V4; c++) { vv[c] = v_vec(v_base(b, h, j), c); }
+    for (var c = 0u; c < QK4; c++) { kv[c] = row_vec(K, k_base(b, h, j), c); }
+    for (var c = 0u; c < V4; c++) { vv[c] = row_vec(V, v_base(b, h, j), c); }
   }
   var dk: array<vec4<f32>, QK4>;
   var dv: array<vec4<f32>, V4>;
@@ -287,13 +298,13 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
     for (var x = lane; x < TILE * QK4; x += BLOCK) {
       let i = start + x / QK4;
       var row = vec4<f32>(0.0);
-      if (i < p.q_len) { row = q_vec(q_base(b, h, i), x % QK4); }
+      if (i < p.q_len) { row = row_vec(Q, q_base(b, h, i), x % QK4); }
       tile_a[x] = row;
     }
     for (var x = lane; x < TILE * V4; x += BLOCK) {
       let i = start + x / V4;
       var row = vec4<f32>(0.0);
-      if (i < p.q_len) { row = dout_vec(dout_base(b, h, i), x % V4); }
+      if (i < p.q_len) { row = row_vec(DOUT, dout_base(b, h, i), x % V4); }
       tile_b[x] = row;
     }
     for (var r = lane; r < TILE; r += BLOCK) {
