@@ -226,11 +226,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
           at::Tensor()};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_fused_sdp_choice", TORCH_FN(fused_sdp_choice));
-  m.impl("_scaled_dot_product_fused_attention_overrideable", TORCH_FN(fused_attention));
-  m.impl("_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(fused_attention_backward));
-}
+// Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
+#include "aten/generated/registrations/sdpa_ops.inc"
 
 } // namespace
 } // namespace torch_dml::aten
