@@ -182,7 +182,7 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
     const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out, const at::Tensor& logsumexp,
+    const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& /*out*/, const at::Tensor& logsumexp,
     const at::Tensor& /*cum_seq_q*/, const at::Tensor& /*cum_seq_k*/, c10::SymInt /*max_q*/, c10::SymInt /*max_k*/,
     double dropout_p, bool is_causal, const at::Tensor& /*philox_seed*/, const at::Tensor& /*philox_offset*/,
     std::optional<double> scale) {
@@ -194,7 +194,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   c10::DeviceGuard guard(query.device());
   const at::Tensor q = rows_contiguous(four_d(query)), k = rows_contiguous(four_d(key)), v = rows_contiguous(four_d(value));
   const at::Tensor dout = rows_contiguous(four_d(grad_out).to(q.scalar_type()));
-  const at::Tensor o = rows_contiguous(four_d(out));
   const at::Tensor lse = logsumexp.contiguous();
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2), S = k.size(2), E = q.size(3), Ev = v.size(3);
   const at::TensorOptions f32 = q.options().dtype(c10::kFloat);
@@ -204,7 +203,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   runtime::DeviceContext& context = context_of(q);
 
   AttentionProblem s = problem_for(AttentionPass::BackwardQuery, q, k, v, mask, is_causal, scale);
-  s.out = operand(o);
   s.dout = operand(dout);
   s.lse = device_ref(lse);
   s.result = device_ref(query_side);

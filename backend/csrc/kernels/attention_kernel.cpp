@@ -52,7 +52,6 @@ std::string source(const AttentionProblem& s) {
                                   {"load_k", typed_load(type, "k", "i")},
                                   {"load_v", typed_load(type, "v", "i")},
                                   {"load_dout", typed_load(type, "dout", "i")},
-                                  {"load_out", typed_load(type, "extra", "i")},
                                   {"mask_value", mask}});
 }
 
@@ -128,7 +127,7 @@ Plan plan(runtime::DeviceContext& context, const AttentionProblem& s) {
   } else {
     p.dout_offset = bind_strided(launch, s.dout, p.dout_batch, p.dout_head, p.dout_row);
     if (s.pass == AttentionPass::BackwardQuery)
-      p.out_offset = bind_strided(launch, s.out, p.out_batch, p.out_head, p.out_row);
+      launch.bind(s.q.ref, 1); // @binding(7): unread
     else
       p.delta_offset = launch.bind(s.delta, lse_count);
   }

@@ -1,6 +1,6 @@
 // Fused scaled-dot-product attention (kernels/wgsl/attention.wgsl): the forward with its logsumexp,
-// and the backward as two passes (dQ with delta, then dK and dV), for (batch, heads) problems whose
-// rows are at most kAttentionMaxHeadDim long. Operands are read in place through their strides (the
+// and the backward as two passes (delta = rowsum(P * dP) and dQ, then dK and dV), for (batch, heads)
+// problems whose rows are at most kAttentionMaxHeadDim long. Operands are read in place through their strides (the
 // last dimension contiguous); results are float32.
 #pragma once
 
@@ -33,7 +33,7 @@ struct AttentionProblem {
   bool causal = false;
   AttentionOperand q, k, v; // float32, float16 or bfloat16, one dtype
   AttentionOperand mask;    // optional, (batch, head, q_len, k_len) through broadcast strides: bool or float
-  AttentionOperand out;     // forward: float32, written; BackwardQuery: the forward's output, q's dtype
+  AttentionOperand out;     // forward: float32, written
   AttentionOperand dout;    // backward: the output's gradient, q's dtype
   DeviceTensorRef lse;      // float32 (batch * heads, q_len) contiguous: written forward, read backward
   // Backward: float32 contiguous, dQ then delta (batch * heads * q_len) for BackwardQuery; dK then dV

@@ -88,7 +88,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 adaptive_max_pool_holes, 6};
 
-inline constexpr std::string_view attention_holes[] = {"tile_rows", "qk_vec4s", "v_vec4s", "tile_a_size", "tile_b_size", "load_q", "load_k", "load_v", "load_dout", "load_out", "mask_value"};
+inline constexpr std::string_view attention_holes[] = {"tile_rows", "qk_vec4s", "v_vec4s", "tile_a_size", "tile_b_size", "load_q", "load_k", "load_v", "load_dout", "mask_value"};
 inline constexpr Family attention{"attention",
 R"wgsl(// Fused scaled-dot-product attention, forward and backward, for (batch * heads) problems whose rows
 // are a query of length `qk_dim` (keys the same) and a value of length `v_dim`, each at most 128.
@@ -101,7 +101,7 @@ R"wgsl(// Fused scaled-dot-product attention, forward and backward, for (batch *
 // forward: an online softmax over keys, one key at a time in key order: the running max `m` and sum
 // `l` rescale the accumulator only when the max grows. Writes the output and logsumexp = m + log(l).
 // backward_query: recomputes each probability from the saved logsumexp, writes dQ and
-// delta = rowsum(dO * O); backward_key_value (dispatched after it) reads delta and writes dK and dV.
+// delta = rowsum(P * dP); backward_key_value (dispatched after it) reads delta and writes dK and dV.
 // Each output is one thread's sum in a fixed order: no atomics, the same bits on every run.
 //
 // Masking: the causal mask is the index test key <= query (top-left aligned, as PyTorch's is_causal);
@@ -146,7 +146,7 @@ struct Params {
   mask_head: u32,
   mask_row: u32,
   mask_col: u32,
-  out_offset: u32,    // forward: the f32 output it writes; backward_query: the forward's output
+  out_offset: u32,    // forward: the f32 output it writes
   out_batch: u32,
   out_head: u32,
   out_row: u32,
@@ -168,7 +168,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> v: array<u32>;
 @group(0) @binding(5) var<storage, read_write> mask: array<u32>;
 @group(0) @binding(6) var<storage, read_write> dout: array<u32>;
-@group(0) @binding(7) var<storage, read_write> extra: array<u32>; // the forward's output, or delta
+@group(0) @binding(7) var<storage, read_write> extra: array<u32>; // backward_key_value: delta
 @group(0) @binding(8) var<uniform> p: Params;
 
 const BLOCK = 64u;
@@ -189,7 +189,6 @@ fn q_at(i: u32) -> f32 { return {{load_q}}; }
 fn k_at(i: u32) -> f32 { return {{load_k}}; }
 fn v_at(i: u32) -> f32 { return {{load_v}}; }
 fn dout_at(i: u32) -> f32 { return {{load_dout}}; }
-fn out_at(i: u32) -> f32 { return {{load_out}}; }
 
 // Which operand row_vec reads.
 const Q = 0u;
@@ -301,10 +300,10 @@ fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) gro
       let n = min(TILE, keys - start);
       for (var r = 0u; r < n; r++) {
         let j = start + r;
-        if (p.causal != )wgsl"
-R"wgsl(0u && j > i) { break; }
+        if (p.causal != 0u && j > i) { break; }
         let s = score(&qv, r) + mask_at(b, h, i, j);
-        if (s == negative_infinity()) { continue; }
+        if (s ==)wgsl"
+R"wgsl( negative_infinity()) { continue; }
         if (s > m) {
           // The first finite score starts the sums (l is 0): what exp(-inf) gives on a driver is unused.
           let shrink = select(exp(m - s), 0.0, l == 0.0);
@@ -338,37 +337,46 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
   let owns_row = i < p.q_len;
   var qv: array<vec4<f32>, QK4>;
   var dov: array<vec4<f32>, V4>;
-  var delta = 0.0;
   var row_lse = negative_infinity();
   if (owns_row) {
     for (var c = 0u; c < QK4; c++) { qv[c] = row_vec(Q, q_base(b, h, i), c); }
     for (var c = 0u; c < V4; c++) { dov[c] = row_vec(DOUT, dout_base(b, h, i), c); }
-    let o = out_base(b, h, i);
-    for (var e = 0u; e < p.v_dim; e++) { delta += dov[e / 4u][e % 4u] * out_at(o + e); }
-    result[p.result2_offset + bh * p.q_len + i] = delta;
     row_lse = lse[p.lse_offset + bh * p.q_len + i];
   }
+  let live = owns_row && row_lse != negative_infinity();
   var dq: array<vec4<f32>, QK4>;
+  var delta = 0.0;
   let keys = keys_seen(first);
-  for (var start = 0u; start < keys; start += TILE) {
-    workgroupBarrier();
-    load_key_tile(lane, b, h, start);
-    workgroupBarrier();
-    if (owns_row && row_lse != negative_infinity()) {
-      let n = min(TILE, keys - start);
-      for (var r = 0u; r < n; r++) {
-        let j = start + r;
-        if (p.causal != 0u && j > i) { break; }
-        let s = score(&qv, r) + mask_at(b, h, i, j);
-        if (s == negative_infinity()) { continue; }
-        let prob = exp(s - row_lse);
-        var dp = 0.0;
-        for (var c = 0u; c < V4; c++) { dp += dot(dov[c], tile_b[r * V4 + c]); }
-        let ds = prob * (dp - delta);
-        for (var c = 0u; c < QK4; c++) { dq[c] = dq[c] + ds * tile_a[r * QK4 + c]; }
+  // Two sweeps over the keys: the first sums delta = rowsum(P * dP), the second dQ. delta from the
+  // probabilities, not as rowsum(dO * O) over the stored output, whose rounding to float16 or
+  // bfloat16 would cost dQ and dK most of their precision; and where one key takes all the weight,
+  // dP - delta is then exactly 0, as in the math path's softmax backward.
+  for (var sweep = 0u; sweep < 2u; sweep++) {
+    for (var start = 0u; start < keys; start += TILE) {
+      workgroupBarrier();
+      load_key_tile(lane, b, h, start);
+      workgroupBarrier();
+      if (live) {
+        let n = min(TILE, keys - start);
+        for (var r = 0u; r < n; r++) {
+          let j = start + r;
+          if (p.causal != 0u && j > i) { break; }
+          let s = score(&qv, r) + mask_at(b, h, i, j);
+          if (s == negative_infinity()) { continue; }
+          let prob = exp(s - row_lse);
+          var dp = 0.0;
+          for (var c = 0u; c < V4; c++) { dp += dot(dov[c], tile_b[r * V4 + c]); }
+          if (sweep == 0u) {
+            delta += prob * dp;
+          } else {
+            let ds = prob * (dp - delta);
+            for (var c = 0u; c < QK4; c++) { dq[c] = dq[c] + ds * tile_a[r * QK4 + c]; }
+          }
+        }
       }
     }
   }
+  if (owns_row) { result[p.result2_offset + bh * p.q_len + i] = delta; }
   if (!owns_row) { return; }
   let base = p.result_offset + (bh * p.q_len + i) * p.qk_dim;
   for (var e = 0u; e < p.qk_dim; e++) { result[base + e] = dq[e / 4u][e % 4u] * p.scale; }
@@ -442,7 +450,7 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
   for (var e = 0u; e < p.v_dim; e++) { result[v_out + e] = dv[e / 4u][e % 4u]; }
 }
 )wgsl",
-attention_holes, 11};
+attention_holes, 10};
 
 inline constexpr std::string_view batch_norm_holes[] = {"acc", "workgroup_size", "x_array", "param_array", "training", "update_running", "load_x", "load_weight", "load_bias", "decode_scalar"};
 inline constexpr Family batch_norm{"batch_norm",
