@@ -278,33 +278,29 @@ fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) gro
            @builtin(local_invocation_index) lane: u32) {
   let block = block_of(group, groups, p.q_len);
   if (block.bh >= p.batch_heads) { return; }
-  let bh = block.bh;
-  let b = block.b;
-  let h = block.h;
-  let first = block.first;
-  let i = first + lane;
+  let i = block.first + lane;
   let owns_row = i < p.q_len;
   var qv: array<vec4<f32>, QK4>;
   if (owns_row) {
-    for (var c = 0u; c < QK4; c++) { qv[c] = row_vec(Q, q_base(b, h, i), c); }
+    for (var c = 0u; c < QK4; c++) { qv[c] = row_vec(Q, q_base(block.b, block.h, i), c); }
   }
   var acc: array<vec4<f32>, V4>;
   var m = negative_infinity();
   var l = 0.0;
-  let keys = keys_seen(first);
+  let keys = keys_seen(block.first);
   for (var start = 0u; start < keys; start += TILE) {
     workgroupBarrier();
-    load_key_tile(lane, b, h, start);
+    load_key_tile(lane, block.b, block.h, start);
     workgroupBarrier();
     if (owns_row) {
       let n = min(TILE, keys - start);
       for (var r = 0u; r < n; r++) {
         let j = start + r;
         if (p.causal != 0u && j > i) { break; }
-        let s = score(&qv, r) + mask_at(b, h, i, j);
-        if (s ==)wgsl"
-R"wgsl( negative_infinity()) { continue; }
-        if (s > m) {
+        let s = score(&qv, r) + mask_at(block.b, block.h, i, j);
+        if (s == negative_infinity()) { continue; }
+  )wgsl"
+R"wgsl(      if (s > m) {
           // The first finite score starts the sums (l is 0): what exp(-inf) gives on a driver is unused.
           let shrink = select(exp(m - s), 0.0, l == 0.0);
           l = l * shrink;
@@ -318,10 +314,10 @@ R"wgsl( negative_infinity()) { continue; }
     }
   }
   if (!owns_row) { return; }
-  let base = out_base(b, h, i);
+  let base = out_base(block.b, block.h, i);
   let inverse = select(1.0 / l, 0.0, l == 0.0);
   for (var e = 0u; e < p.v_dim; e++) { result[base + e] = acc[e / 4u][e % 4u] * inverse; }
-  lse[p.lse_offset + bh * p.q_len + i] = select(m + log(l), negative_infinity(), l == 0.0);
+  lse[p.lse_offset + block.bh * p.q_len + i] = select(m + log(l), negative_infinity(), l == 0.0);
 }
 
 @compute @workgroup_size(64)
@@ -329,24 +325,20 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
                   @builtin(local_invocation_index) lane: u32) {
   let block = block_of(group, groups, p.q_len);
   if (block.bh >= p.batch_heads) { return; }
-  let bh = block.bh;
-  let b = block.b;
-  let h = block.h;
-  let first = block.first;
-  let i = first + lane;
+  let i = block.first + lane;
   let owns_row = i < p.q_len;
   var qv: array<vec4<f32>, QK4>;
   var dov: array<vec4<f32>, V4>;
   var row_lse = negative_infinity();
   if (owns_row) {
-    for (var c = 0u; c < QK4; c++) { qv[c] = row_vec(Q, q_base(b, h, i), c); }
-    for (var c = 0u; c < V4; c++) { dov[c] = row_vec(DOUT, dout_base(b, h, i), c); }
-    row_lse = lse[p.lse_offset + bh * p.q_len + i];
+    for (var c = 0u; c < QK4; c++) { qv[c] = row_vec(Q, q_base(block.b, block.h, i), c); }
+    for (var c = 0u; c < V4; c++) { dov[c] = row_vec(DOUT, dout_base(block.b, block.h, i), c); }
+    row_lse = lse[p.lse_offset + block.bh * p.q_len + i];
   }
   let live = owns_row && row_lse != negative_infinity();
   var dq: array<vec4<f32>, QK4>;
   var delta = 0.0;
-  let keys = keys_seen(first);
+  let keys = keys_seen(block.first);
   // Two sweeps over the keys: the first sums delta = rowsum(P * dP), the second dQ. delta from the
   // probabilities, not as rowsum(dO * O) over the stored output, whose rounding to float16 or
   // bfloat16 would cost dQ and dK most of their precision; and where one key takes all the weight,
@@ -354,14 +346,14 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
   for (var sweep = 0u; sweep < 2u; sweep++) {
     for (var start = 0u; start < keys; start += TILE) {
       workgroupBarrier();
-      load_key_tile(lane, b, h, start);
+      load_key_tile(lane, block.b, block.h, start);
       workgroupBarrier();
       if (live) {
         let n = min(TILE, keys - start);
         for (var r = 0u; r < n; r++) {
           let j = start + r;
           if (p.causal != 0u && j > i) { break; }
-          let s = score(&qv, r) + mask_at(b, h, i, j);
+          let s = score(&qv, r) + mask_at(block.b, block.h, i, j);
           if (s == negative_infinity()) { continue; }
           let prob = exp(s - row_lse);
           var dp = 0.0;
@@ -376,9 +368,9 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
       }
     }
   }
-  if (owns_row) { result[p.result2_offset + bh * p.q_len + i] = delta; }
+  if (owns_row) { result[p.result2_offset + block.bh * p.q_len + i] = delta; }
   if (!owns_row) { return; }
-  let base = p.result_offset + (bh * p.q_len + i) * p.qk_dim;
+  let base = p.result_offset + (block.bh * p.q_len + i) * p.qk_dim;
   for (var e = 0u; e < p.qk_dim; e++) { result[base + e] = dq[e / 4u][e % 4u] * p.scale; }
 }
 
@@ -387,40 +379,36 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
                       @builtin(local_invocation_index) lane: u32) {
   let block = block_of(group, groups, p.k_len);
   if (block.bh >= p.batch_heads) { return; }
-  let bh = block.bh;
-  let b = block.b;
-  let h = block.h;
-  let first = block.first;
-  let j = first + lane;
+  let j = block.first + lane;
   let owns_row = j < p.k_len;
   var kv: array<vec4<f32>, QK4>;
   var vv: array<vec4<f32>, V4>;
   if (owns_row) {
-    for (var c = 0u; c < QK4; c++) { kv[c] = row_vec(K, k_base(b, h, j), c); }
-    for (var c = 0u; c < V4; c++) { vv[c] = row_vec(V, v_base(b, h, j), c); }
+    for (var c = 0u; c < QK4; c++) { kv[c] = row_vec(K, k_base(block.b, block.h, j), c); }
+    for (var c = 0u; c < V4; c++) { vv[c] = row_vec(V, v_base(block.b, block.h, j), c); }
   }
   var dk: array<vec4<f32>, QK4>;
   var dv: array<vec4<f32>, V4>;
   // Under the causal mask no query before the block's first key sees any of its keys.
-  let from_query = select(0u, first, p.causal != 0u);
+  let from_query = select(0u, block.first, p.causal != 0u);
   for (var start = from_query; start < p.q_len; start += TILE) {
     workgroupBarrier();
     for (var x = lane; x < TILE * QK4; x += BLOCK) {
       let i = start + x / QK4;
       var row = vec4<f32>(0.0);
-      if (i < p.q_len) { row = row_vec(Q, q_base(b, h, i), x % QK4); }
+      if (i < p.q_len) { row = row_vec(Q, q_base(block.b, block.h, i), x % QK4); }
       tile_a[x] = row;
     }
     for (var x = lane; x < TILE * V4; x += BLOCK) {
       let i = start + x / V4;
       var row = vec4<f32>(0.0);
-      if (i < p.q_len) { row = row_vec(DOUT, dout_base(b, h, i), x % V4); }
+      if (i < p.q_len) { row = row_vec(DOUT, dout_base(block.b, block.h, i), x % V4); }
       tile_b[x] = row;
     }
     for (var r = lane; r < TILE; r += BLOCK) {
       let i = min(start + r, p.q_len - 1u);
-      tile_lse[r] = lse[p.lse_offset + bh * p.q_len + i];
-      tile_delta[r] = bitcast<f32>(extra[p.delta_offset + bh * p.q_len + i]);
+      tile_lse[r] = lse[p.lse_offset + block.bh * p.q_len + i];
+      tile_delta[r] = bitcast<f32>(extra[p.delta_offset + block.bh * p.q_len + i]);
     }
     workgroupBarrier();
     if (owns_row) {
@@ -430,7 +418,7 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
         if ((p.causal != 0u && i < j) || tile_lse[r] == negative_infinity()) { continue; }
         var s = 0.0;
         for (var c = 0u; c < QK4; c++) { s += dot(tile_a[r * QK4 + c], kv[c]); }
-        s = s * p.scale + mask_at(b, h, i, j);
+        s = s * p.scale + mask_at(block.b, block.h, i, j);
         if (s == negative_infinity()) { continue; }
         let prob = exp(s - tile_lse[r]);
         var dp = 0.0;
@@ -444,9 +432,9 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
     }
   }
   if (!owns_row) { return; }
-  let k_out = p.result_offset + (bh * p.k_len + j) * p.qk_dim;
+  let k_out = p.result_offset + (block.bh * p.k_len + j) * p.qk_dim;
   for (var e = 0u; e < p.qk_dim; e++) { result[k_out + e] = dk[e / 4u][e % 4u] * p.scale; }
-  let v_out = p.result2_offset + (bh * p.k_len + j) * p.v_dim;
+  let v_out = p.result2_offset + (block.bh * p.k_len + j) * p.v_dim;
   for (var e = 0u; e < p.v_dim; e++) { result[v_out + e] = dv[e / 4u][e % 4u]; }
 }
 )wgsl",
