@@ -73,3 +73,29 @@ def test_strict_mode_refuses_the_cpu_route():
     w = torch.randn(1, 1, 3, 3).to("dml")
     with torch_dml.strict(), pytest.raises(torch_dml.FallbackError, match="convolution_overrideable"):
         F.conv_transpose2d(x, w)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_16_bit_conv2d_rounds_once_like_the_cpu(dtype, groups):
+    """A 16-bit conv2d accumulates in float32 and rounds its results once: the output and gradients
+    are no further from a float64 reference than the CPU's (rounding each composed step was ~2x)."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 8, 8).to(dtype)
+    w = torch.randn(6, 4 // groups, 3, 3).to(dtype)
+    b = torch.randn(6).to(dtype)
+    grad = (torch.randn(2, 6, 8, 8) * 0.5).to(dtype)
+
+    def run(device, cast):
+        xx, ww, bb = (cast(t.to(device)).detach().requires_grad_() for t in (x, w, b))
+        y = F.conv2d(xx, ww, bb, padding=1, groups=groups)
+        y.backward(cast(grad.to(device)))
+        return [t.detach().cpu().double() for t in (y, xx.grad, ww.grad, bb.grad)]
+
+    reference = run("cpu", lambda t: t.double())
+    cpu = run("cpu", lambda t: t)
+    with torch_dml.strict():
+        dml = run("dml", lambda t: t)
+    for name, got, expected, exact in zip(["output", "input grad", "weight grad", "bias grad"], dml, cpu, reference):
+        error, cpu_error = (got - exact).abs().max().item(), (expected - exact).abs().max().item()
+        assert error <= cpu_error * 1.25 + 1e-6, (name, error, cpu_error)

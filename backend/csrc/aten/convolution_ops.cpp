@@ -74,8 +74,25 @@ at::Tensor pad(const at::Tensor& input, at::IntArrayRef padding) {
                                     : input;
 }
 
+// float16 / bfloat16 convolutions compute in float32 and round once at the end, as the CPU's kernels
+// accumulate: rounding each composed step (the GEMM, then the bias; each batch's weight gradient, then
+// their sum; each kernel offset's input gradient) doubled the error against a float64 reference.
+at::Tensor widened(const at::Tensor& t) {
+  return t.defined() && t.scalar_type() != c10::kFloat ? t.to(c10::kFloat) : t;
+}
+
+at::Tensor narrowed(const at::Tensor& t, c10::ScalarType type) {
+  return t.defined() && t.scalar_type() != type ? t.to(type) : t;
+}
+
 at::Tensor conv2d_im2col(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                          at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
+  const c10::ScalarType type = input.scalar_type();
+  if (type != c10::kFloat) {
+    const std::optional<at::Tensor> wide_bias =
+        bias.has_value() && bias->defined() ? std::optional<at::Tensor>(widened(*bias)) : std::nullopt;
+    return narrowed(conv2d_im2col(widened(input), widened(weight), wide_bias, stride, padding, dilation, groups), type);
+  }
   const Conv2dShape g = conv2d_shape(input, weight, stride, padding, dilation, groups);
   const at::Tensor cols = patches(pad(input, padding), g, stride, dilation)  // reshape copies: im2col
                               .reshape({g.n, g.groups, g.cg * g.kh * g.kw, g.oh * g.ow});
@@ -91,6 +108,12 @@ at::Tensor conv2d_im2col(const at::Tensor& input, const at::Tensor& weight, cons
 std::tuple<at::Tensor, at::Tensor, at::Tensor> conv2d_im2col_backward(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
     at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups, std::array<bool, 3> mask) {
+  const c10::ScalarType type = input.scalar_type();
+  if (type != c10::kFloat) {
+    auto [grad_input, grad_weight, grad_bias] = conv2d_im2col_backward(
+        widened(grad_output), widened(input), widened(weight), stride, padding, dilation, groups, mask);
+    return {narrowed(grad_input, type), narrowed(grad_weight, type), narrowed(grad_bias, type)};
+  }
   const Conv2dShape g = conv2d_shape(input, weight, stride, padding, dilation, groups);
   const int64_t ck = g.cg * g.kh * g.kw, l = g.oh * g.ow;
   const at::Tensor go = grad_output.reshape({g.n, g.groups, g.o / g.groups, l});
