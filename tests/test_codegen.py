@@ -97,3 +97,13 @@ def test_coverage_page_lists_every_table_overload():
     for family in gen_registrations.load_families():
         for overload in family.kernels:
             assert f"`{overload}`" in page, overload
+
+
+def test_a_hole_named_only_in_a_comment_is_refused_at_build_time(tmp_path):
+    from backend.codegen import gen_wgsl
+
+    (tmp_path / "family.wgsl").write_text("// reads {{width}} values\nfn f() -> u32 { return {{count}}u; }\n")
+    with pytest.raises(SystemExit, match="width"):
+        gen_wgsl.load_families(tmp_path)
+    (tmp_path / "family.wgsl").write_text("// reads {{count}} values\nfn f() -> u32 { return {{count}}u; }\n")
+    assert gen_wgsl.load_families(tmp_path)[0].holes == ["count"]

@@ -87,8 +87,21 @@ def load_families(directory: Path = WGSL_DIR) -> list[Family]:
     for path in sorted(directory.glob("*.wgsl")):
         text = resolve(path)
         holes = list(dict.fromkeys(HOLE.findall(text)))
+        check_holes_in_code(path, text, holes)
         families.append(Family(path.stem, text, holes))
     return families
+
+
+def check_holes_in_code(path: Path, text: str, holes: list[str]) -> None:
+    """A hole named only in comments would still have to be filled by every caller (render() refuses an
+    unfilled one), a failure seen only when the kernel first runs: refuse it here, at build time."""
+    code = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+    in_code = set(HOLE.findall(code))
+    only_in_comments = [h for h in holes if h not in in_code]
+    if only_in_comments:
+        where = path.relative_to(BACKEND) if path.is_relative_to(BACKEND) else path
+        raise SystemExit(f"{where}: {{{{{only_in_comments[0]}}}}} appears only in a comment; write it without "
+                         "braces there (a hole must be filled by every variant)")
 
 
 def load_parts(directory: Path = PARTS_DIR) -> dict[str, str]:
