@@ -63,7 +63,8 @@ class CommandStream {
   // Host -> device; flushes first if pending work touches `buffer`. Size a multiple of 4.
   void write(WGPUBuffer buffer, uint64_t offset, const void* data, uint64_t size);
 
-  // Device -> host, synchronous: submits pending work, copies through a staging buffer.
+  // Device -> host, synchronous: submits pending work, copies through the device's reused readback
+  // buffers (runtime/transfers.cpp); any byte offset and size.
   void read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_t size);
 
   void flush();
@@ -93,7 +94,6 @@ class CommandStream {
   void ensure_pass();
   void end_pass();
   void note_use(WGPUBuffer buffer) { pending_buffers_.insert(buffer); }
-  WGPUBuffer staging(uint64_t size);
   WGPUBindGroup bind_group(const BindGroupKey& key);
   template <bool kTimed>
   void record_dispatch(WGPUComputePipeline pipeline, uint32_t storage_count, const StorageBinding* bindings,
@@ -126,8 +126,6 @@ class CommandStream {
   // What the open pass last set, so repeated kernels skip redundant state changes.
   WGPUComputePipeline pass_pipeline_ = nullptr;
 
-  webgpu::Buffer staging_;
-  uint64_t staging_size_ = 0;
 
   WGPUSubmissionIndex last_submission_ = 0;
   bool submitted_ = false;
