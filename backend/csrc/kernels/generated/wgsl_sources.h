@@ -185,6 +185,11 @@ fn negative_infinity() -> f32 {
   return bitcast<f32>(0xff800000u);
 }
 
+// On bits: WGSL lets a compiler assume no float is infinite, so `x == -inf` may fold away.
+fn is_negative_infinity(x: f32) -> bool {
+  return bitcast<u32>(x) == 0xff800000u;
+}
+
 fn q_at(i: u32) -> f32 { return {{load_q}}; }
 fn k_at(i: u32) -> f32 { return {{load_k}}; }
 fn v_at(i: u32) -> f32 { return {{load_v}}; }
@@ -295,12 +300,12 @@ fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) gro
     if (owns_row) {
       let n = min(TILE, keys - start);
       for (var r = 0u; r < n; r++) {
-        let j = start + r;
+        let j = )wgsl"
+R"wgsl(start + r;
         if (p.causal != 0u && j > i) { break; }
         let s = score(&qv, r) + mask_at(block.b, block.h, i, j);
-        if (s == negative_infinity()) { continue; }
-  )wgsl"
-R"wgsl(      if (s > m) {
+        if (is_negative_infinity(s)) { continue; }
+        if (l == 0.0 || s > m) {
           // The first finite score starts the sums (l is 0): what exp(-inf) gives on a driver is unused.
           let shrink = select(exp(m - s), 0.0, l == 0.0);
           l = l * shrink;
@@ -335,7 +340,7 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
     for (var c = 0u; c < V4; c++) { dov[c] = row_vec(DOUT, dout_base(block.b, block.h, i), c); }
     row_lse = lse[p.lse_offset + block.bh * p.q_len + i];
   }
-  let live = owns_row && row_lse != negative_infinity();
+  let live = owns_row && !is_negative_infinity(row_lse);
   var dq: array<vec4<f32>, QK4>;
   var delta = 0.0;
   let keys = keys_seen(block.first);
@@ -354,7 +359,7 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
           let j = start + r;
           if (p.causal != 0u && j > i) { break; }
           let s = score(&qv, r) + mask_at(block.b, block.h, i, j);
-          if (s == negative_infinity()) { continue; }
+          if (is_negative_infinity(s)) { continue; }
           let prob = exp(s - row_lse);
           var dp = 0.0;
           for (var c = 0u; c < V4; c++) { dp += dot(dov[c], tile_b[r * V4 + c]); }
@@ -415,11 +420,11 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
       let n = min(TILE, p.q_len - start);
       for (var r = 0u; r < n; r++) {
         let i = start + r;
-        if ((p.causal != 0u && i < j) || tile_lse[r] == negative_infinity()) { continue; }
+        if ((p.causal != 0u && i < j) || is_negative_infinity(tile_lse[r])) { continue; }
         var s = 0.0;
         for (var c = 0u; c < QK4; c++) { s += dot(tile_a[r * QK4 + c], kv[c]); }
         s = s * p.scale + mask_at(block.b, block.h, i, j);
-        if (s == negative_infinity()) { continue; }
+        if (is_negative_infinity(s)) { continue; }
         let prob = exp(s - tile_lse[r]);
         var dp = 0.0;
         for (var c = 0u; c < V4; c++) {
