@@ -10,6 +10,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <array>
+
 #include "aten/fallback.h"
 #include "aten/widen.h"
 
@@ -34,12 +36,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> group_norm_backward(
   at::Tensor grad_input, grad_weight, grad_bias;
   if (output_mask[0]) {
     const at::Tensor g = has_weight ? dy * widened(*weight).reshape({1, group, per_group, 1}) : dy;
-    const at::Tensor dx = r * (g - g.mean({2, 3}, true) - xhat * (g * xhat).mean({2, 3}, true));
+    // Dimensions as std::array: a braced list like {0, 3} also converts to DimnameList (pointer and
+    // length) with torch 2.11's headers, which makes the call ambiguous there.
+    constexpr std::array<int64_t, 2> kInGroup{2, 3};
+    const at::Tensor dx = r * (g - g.mean(kInGroup, true) - xhat * (g * xhat).mean(kInGroup, true));
     grad_input = dx.reshape(input.sizes()).to(input.scalar_type());
   }
+  constexpr std::array<int64_t, 2> kAcross{0, 3};  // samples and positions
   const c10::ScalarType param_type = has_weight ? weight->scalar_type() : input.scalar_type();
-  if (output_mask[1]) grad_weight = (dy * xhat).sum({0, 3}).reshape({c}).to(param_type);
-  if (output_mask[2]) grad_bias = dy.sum({0, 3}).reshape({c}).to(param_type);
+  if (output_mask[1]) grad_weight = (dy * xhat).sum(kAcross).reshape({c}).to(param_type);
+  if (output_mask[2]) grad_bias = dy.sum(kAcross).reshape({c}).to(param_type);
   return {grad_input, grad_weight, grad_bias};
 }
 
