@@ -33,7 +33,7 @@ def test_float64_without_shader_f64_is_a_clear_error():
 
 def test_int64_conversion_without_shader_int64_is_a_clear_error_or_exact():
     result = run_python(
-        "import torch\n"
+        "import torch, torch_dml\n"  # explicit: where CUDA is present, `import torch` leaves dml out
         "x = torch.arange(5, device='dml')\n"
         "print(x.cpu().tolist())\n"
         "print(x.to(torch.float32).cpu().tolist())\n",

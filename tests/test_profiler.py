@@ -163,6 +163,7 @@ def test_cpu_only_profile_has_no_device_events(dml: torch.device) -> None:
     assert (x * 3).cpu().allclose(x.cpu() * 3)  # dispatch goes on untimed
 
 
+@needs_kernel_events
 def test_table_has_device_columns(dml: torch.device) -> None:
     x = torch.randn(1000, device=dml)
     with profile(activities=ACTIVITIES) as prof:
