@@ -3,6 +3,7 @@
 import pytest
 import torch
 import torch_dml
+from helpers import run_python
 
 
 def test_stream_objects():
@@ -239,3 +240,41 @@ def test_dml_event_elapsed_time_errors_match_torch_event(timed):
     plain = message(lambda: torch.Event(device="dml", enable_timing=timed))
     dml = message(lambda: torch.dml.Event(enable_timing=timed))
     assert plain[0] is ValueError and dml == plain, (dml, plain)
+
+
+def test_spin_wait_default_follows_the_adapter_type():
+    # A CPU adapter's driver threads run the work, so the host must not spin beside them; a GPU spins.
+    kind = torch_dml._C._adapter(0)["adapter_type"]
+    assert torch_dml._C._spin_wait_us(0) == (0 if kind == "cpu" else 200)
+
+
+SPIN_WORKLOAD = (
+    "import torch, torch_dml\n"
+    "print(torch_dml._C._spin_wait_us(0))\n"
+    "x = torch.arange(4096.0, device='dml')\n"
+    "for _ in range(50):\n"
+    "    x = x + 1\n"
+    "    torch_dml.synchronize()\n"
+    "assert x[7].item() == 57.0\n"
+    "big = torch.randn(1024, 1024, device='dml')\n"
+    "product = big @ big  # long enough that the spin window runs out and the blocking wait finishes\n"
+    "expected = big.cpu() @ big.cpu()\n"
+    "assert torch.allclose(product.cpu(), expected, rtol=1e-3, atol=1e-2)\n"
+    "y = torch.arange(5_000_000, dtype=torch.float32, device='dml') * 2\n"
+    "assert torch.equal(y.cpu(), torch.arange(5_000_000, dtype=torch.float32) * 2)\n"
+    "print('ok')\n"
+)
+
+
+@pytest.mark.parametrize("spin", ["0", "1000", "100000"])
+def test_waits_are_right_with_any_spin(spin):
+    """Synchronize, .item() and chunked reads wait through the spin path and the blocking one alike."""
+    result = run_python(SPIN_WORKLOAD, TORCH_DML_SPIN_WAIT_US=spin)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == [spin, "ok"]
+
+
+def test_a_bad_spin_setting_is_a_clear_error():
+    result = run_python("import torch, torch_dml\ntorch.ones(1, device='dml').sum().item()\n", TORCH_DML_SPIN_WAIT_US="soon")
+    assert result.returncode != 0
+    assert "TORCH_DML_SPIN_WAIT_US" in result.stderr and "'soon'" in result.stderr

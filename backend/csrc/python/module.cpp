@@ -12,6 +12,7 @@
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/device_memory.h"
+#include "runtime/device_wait.h"
 #include "runtime/generator.h"
 #include "runtime/guard.h"
 #include "runtime/profiler_stubs.h"
@@ -164,6 +165,7 @@ PYBIND11_MODULE(_C, m) {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     context.stream().synchronize();
   });
+  m.def("_spin_wait_us", [](int i) { return runtime::spin_wait_us(runtime::device_context(i)); });
   m.def("_stream_counters", [](int i) {
     runtime::CommandStream& stream = stream_of(i);
     return py::make_tuple(stream.dispatch_count(), stream.submit_count());

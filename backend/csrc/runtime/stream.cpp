@@ -9,6 +9,7 @@
 #include <string>
 
 #include "runtime/device.h"
+#include "runtime/device_wait.h"
 #include "runtime/dispatch_timer.h"
 
 namespace torch_dml::runtime {
@@ -259,7 +260,7 @@ void CommandStream::flush() {
 void CommandStream::synchronize() {
   flush();
   if (!submitted_) return;
-  wgpu().DevicePoll(context_.device(), true, &last_submission_);
+  wait_for(context_, &last_submission_, [] { return false; });
   context_.check("synchronizing");
 }
 
@@ -282,8 +283,7 @@ void CommandStream::label_pipeline(WGPUComputePipeline pipeline, std::string nam
 
 bool CommandStream::query() {
   flush();
-  // wgpuDevicePoll is declared WGPUBool but returns a one-byte bool: only the low byte is meaningful.
-  const bool empty = (wgpu().DevicePoll(context_.device(), false, nullptr) & 0xFF) != 0;
+  const bool empty = poll_once(context_);
   context_.check("querying the queue");
   return empty || !submitted_;
 }

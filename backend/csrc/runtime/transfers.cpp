@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "runtime/device.h"
+#include "runtime/device_wait.h"
 #include "runtime/staging.h"
 #include "runtime/stream.h"
 
@@ -97,7 +98,7 @@ const uint8_t* map(DeviceContext& context, ReadbackBuffers& buffers, Readback& s
   callback.userdata1 = request.get();
   const uint64_t asked = std::exchange(buffers.fail_next_map, false) ? stage.size + 8 : size;
   wgpu().BufferMapAsync(stage.buffer.get(), WGPUMapMode_Read, 0, asked, callback);
-  wgpu().DevicePoll(context.device(), true, &stage.last_use);
+  wait_for(context, &stage.last_use, [&request] { return request->done; });
   if (request->done && request->status == WGPUMapAsyncStatus_Success) {
     const void* mapped = wgpu().BufferGetConstMappedRange(stage.buffer.get(), 0, size);
     if (mapped) return static_cast<const uint8_t*>(mapped);
