@@ -6,8 +6,9 @@
 // float64 versions of the WGSL builtins that have none for f64 (exp, exp2, log, log2, sin, cos, tan,
 // ldexp, trunc, round): kernels/elementwise_math.cpp renames the builtin calls in f64 kernels to
 // these. Range reduction plus a polynomial, accurate to a few ulp across the whole range (pow through
-// exp2/log2 loses about |y log2 x| ulp; sin and cos are within an ulp, tan two). The 2/pi table and
-// erfcx_poly_d are generated (backend/codegen/gen_f64_math.py) and join this pool at build time.
+// exp2/log2 loses about |y log2 x| ulp; sin and cos are within an ulp, tan two). The 2/pi table,
+// ln2_fixed_d and erfcx_poly_d are generated (backend/codegen/gen_f64_math.py) and join this pool at
+// build time.
 
 fn ldexp_d(x: T, k: i32) -> T {
   var y = x;
@@ -47,13 +48,68 @@ fn round_d(x: T) -> T {
   return copysign_(select(t, t + T(1), up), x);
 }
 
+// x - k ln 2 for an integral k = round(x / ln 2) != 0 (so 0.34 < |x| < 746), as a pair hi + lo
+// (hi the leading 53 bits, truncated; lo the next 43), from the integer |x| 2^96 - |k| round(ln 2
+// 2^96) in two 64-bit words. Cody and Waite's float form (x - k hi) - k lo, with k hi exact, is not
+// safe: NVIDIA's compiler (H100 and H200, Vulkan) turned it in the sinh, cosh and erfc kernels into
+// x - k (hi + lo) with one rounding, k times float64 ln 2's error off (2.3e-17 k: erfc 177 ulp off,
+// sinh and cosh 2.3e-14 at 700; lavapipe reproduces both figures to the digit when given that form).
+// An explicit fma would not do either: lavapipe does not fuse float64 fma. Integer arithmetic leaves
+// a compiler nothing to reassociate.
+fn exp_reduce_d(x: T, k: T) -> vec2<f64> {
+  let u = bitcast<u64>(x);
+  // |x| 2^96 = m 2^s with s = exponent + 96, from 42 to 53 here.
+  let s = (u32(u >> 52u) & 0x7ffu) - 979u;
+  let m = (u & 0x000ffffffffffffflu) | 0x0010000000000000lu;
+  let xl = m << s;
+  let xh = m >> (64u - s);
+  let n = u64(u32(abs(k)));
+  let l = ln2_fixed_d();
+  let p0 = n * u64(l.z);
+  let p1 = n * u64(l.y);
+  let pl = p0 + (p1 << 32u);
+  let ph = n * u64(l.x) + (p1 >> 32u) + select(0lu, 1lu, pl < p0);
+  var dl = xl - pl;
+  var dh = xh - ph - select(0lu, 1lu, xl < pl);
+  // |x| - |k| ln 2 is below 0.35 in magnitude (2^95 of these units), so the top bit is its sign.
+  let below = (dh >> 63u) != 0lu;
+  if (below) {
+    dl = ~dl + 1lu;
+    dh = ~dh + select(0lu, 1lu, dl == 0lu);
+  }
+  if ((dh | dl) == 0lu) { return vec2<f64>(T(0), T(0)); }
+  // The value is dh 2^e + dl 2^(e - 64); shifted until dh's top bit is set.
+  var e = -32;
+  if (dh == 0lu) {
+    dh = dl;
+    dl = 0lu;
+    e = e - 64;
+  }
+  let top = u32(dh >> 32u);
+  let z = select(countLeadingZeros(top), 32u + countLeadingZeros(u32(dh & 0xfffffffflu)), top == 0u);
+  if (z != 0u) {
+    dh = (dh << z) | (dl >> (64u - z));
+    dl = dl << z;
+  }
+  e = e - i32(z);
+  // Both parts converted exactly: 53 bits, then the next 43.
+  var hi = ldexp_d(T(dh & 0xfffffffffffff800lu), e);
+  var lo = ldexp_d(T(dh & 0x7fflu) * T(4294967296.0) + T(dl >> 32u), e - 32);
+  if (below != (x < T(0))) {
+    hi = -hi;
+    lo = -lo;
+  }
+  return vec2<f64>(hi, lo);
+}
+
 fn exp_d(x: T) -> T {
   if (isnan_(x)) { return x; }
   if (x > T(709.782712893384)) { return inf_(); }
   if (x < T(-745.1332191019412)) { return T(0); }
   let k = round(x * T(1.4426950408889634));
-  // ln 2 in two parts (the first with trailing zero bits): k * hi is exact.
-  let r = (x - k * T(0.6931471803691238)) - k * T(1.9082149292705877e-10);
+  if (k == T(0)) { return T(1) + x * expm1_poly_(x); }
+  let q = exp_reduce_d(x, k);
+  let r = q.x + q.y;
   return ldexp_d(T(1) + r * expm1_poly_(r), i32(k));
 }
 
@@ -255,8 +311,8 @@ fn tan_d(x: T) -> T {
 
 // a * b as (hi, lo) with hi + lo within 2^-104 of the product, from the 106-bit integer product of
 // the significands in 32-bit limbs. Dekker's float form is not safe here: a driver may fuse the
-// rounded product a * b into the subtraction that recovers its error (NVIDIA's float64 erfc was 176
-// ulp off), and another may fold such error terms away. hi is the product's leading 53 bits
+// rounded product a * b into the subtraction that recovers its error, and another may fold such
+// error terms away (lavapipe's float64 fma is not fused, so fma(a, b, -a * b) is no way out). hi is the product's leading 53 bits
 // (truncated), lo the rest; operands or products near the ends of the exponent range get (a * b, 0).
 fn two_prod_(a: T, b: T) -> vec2<f64> {
   let ua = bitcast<u64>(a);
