@@ -1,9 +1,11 @@
 """Kernels that give the same answer on every driver.
 
 WGSL and Vulkan leave some things to the driver: signed `%` of negative operands (SPIR-V's OpSRem /
-OpSMod), the precision of `/` (2.5 ulp) and of builtins such as `tan`, whether `a * b + c` is fused,
-whether subnormals are flushed, the NaN result of `max`-shaped selects, the subgroup size. lavapipe
-happens to take the exact choice in most of these and an NVIDIA H100 does not
+OpSMod), the precision of `/` (2.5 ulp) and of builtins such as `tan`, whether `a * b + c` is fused
+(float64 `fma` included: lavapipe does not fuse it), whether float expressions are refolded
+algebraically (NVIDIA's are, in some kernels), whether subnormals are flushed, the NaN result of
+`max`-shaped selects, the subgroup size. lavapipe happens to take the exact choice in most of these
+and an NVIDIA H100 does not
 (../shared/gpu-runs/2026-11-23-nvidia-h100-vulkan). These tests check the kernels by design: the WGSL
 a driver is handed holds none of the undefined constructs, the integer-arithmetic replacements are
 exact (lavapipe's exact division is the reference), and what lavapipe can be made to vary (its
@@ -71,6 +73,55 @@ def test_the_remainder_lint_finds_a_signed_remainder():
     source = "fn remainder_(x: i32, y: i32) -> i32 {\n  var m = x % y;\n  return m;\n}\n" \
              "fn index0(i: u32) -> u32 {\n  return i % 7u;\n}\n"
     assert signed_remainders(source) == ["remainder_"]
+
+
+F64_PRODUCT = re.compile(r"([\w.]+) \* f64\(([^()]+)\)|f64\(([^()]+)\) \* ([\w.]+)")
+
+
+def split_constant_products(source: str) -> list[str]:
+    """Functions with a statement that multiplies one value by two float64 constants, k * hi and
+    k * lo of a constant split in two (Cody and Waite's reduction): a compiler may refold
+    (x - k * hi) - k * lo into x - k * (hi + lo), which is the constant's rounding error times k off."""
+    found = []
+    for name, body in function_bodies(source).items():
+        for statement in body.split(";"):
+            constants: dict[str, set[str]] = {}
+            for m in F64_PRODUCT.finditer(statement):
+                constants.setdefault(m.group(1) or m.group(4), set()).add(m.group(2) or m.group(3))
+            if any(len(c) > 1 for c in constants.values()):
+                found.append(name)
+                break
+    return found
+
+
+F64_EXP_LOG_OPS = ["exp", "expm1", "exp2", "sinh", "cosh", "tanh", "sigmoid", "erf", "erfc", "erfinv", "log", "log2",
+                   "log10", "log1p", "asinh", "acosh", "atanh", "sin", "cos", "tan"]
+
+
+@pytest.mark.skipif(not F64, reason="the adapter has no shader-f64")
+def test_float64_kernels_hand_the_driver_no_split_constant_products(strict):
+    # NVIDIA's compiler refolded exp's (x - k hi) - k lo into x - k (hi + lo) in the sinh, cosh and
+    # erfc kernels: erfc 177 ulp off, sinh/cosh 2.3e-14 relative at 700 (lavapipe does not refold,
+    # and it does not fuse float64 fma either, so an explicit fma is no fix). Such reductions are
+    # integer arithmetic now; this keeps split constants out of every float64 kernel of the family.
+    x = torch.tensor([0.5, 1.5, 700.0], dtype=torch.float64, device="dml")
+    for name in F64_EXP_LOG_OPS:
+        getattr(torch, name)(x.clamp(-0.9, 0.9) if name in ("erfinv", "atanh") else x)
+    names = [n for n in torch_dml._C._compiled_kernels(0) if n.startswith("ew/") and "/f64>" in n]
+    checked = {n for n in names if n.split("/")[1] in F64_EXP_LOG_OPS}
+    assert len(checked) >= len(F64_EXP_LOG_OPS), names
+    offenders = {n: split_constant_products(torch_dml._C._compiled_kernel_source(0, n)) for n in checked}
+    assert not any(offenders.values()), offenders
+
+
+def test_the_split_constant_lint_finds_cody_and_waite():
+    # The check above must be able to fail: exp's reduction as NVIDIA refolded it.
+    source = ("fn exp_d(x: f64) -> f64 {\n  let k = round_d(x * f64(1.4426950408889634));\n"
+              "  let r = (x - k * f64(0.6931471803691238)) - k * f64(1.9082149292705877e-10);\n  return r;\n}\n"
+              "fn log_d(x: f64) -> f64 {\n  let q = log_parts_d(x);\n"
+              "  return q.x * f64(0.6931471803691238) + (q.y + f64(1.9082149292705877e-10) * q.x);\n}\n"
+              "fn fine_d(x: f64, y: f64) -> f64 {\n  return x * f64(0.5) + y * f64(0.25);\n}\n")
+    assert split_constant_products(source) == ["exp_d", "log_d"]
 
 
 @pytest.mark.parametrize("dtype", INTS, ids=str)

@@ -3,6 +3,8 @@
 
 - The bits of 2/pi that sin/cos/tan's argument reduction multiplies by (Payne and Hanek's method):
   computed here with integer arithmetic (Machin's formula for pi), so the table needs no trust.
+- ln 2 as a 96-bit fixed-point integer, for exp's argument reduction (also integer arithmetic:
+  ln 2 = 2 atanh(1/3)).
 - erfcx(x) = exp(x^2) erfc(x) on a few intervals as polynomials, from Chebyshev interpolation at
   400-bit precision (mpmath, which torch depends on through sympy); erfc_d multiplies it by
   exp(-x^2). The degree of each piece is the smallest whose dropped Chebyshev terms are below 2^-62
@@ -21,6 +23,9 @@ TWO_OVER_PI_WORDS = 42
 TWO_OVER_PI_PAD = 2
 # erfcx pieces: erf/erfc use the Taylor series of erf below 0.5 and a continued fraction beyond 4.
 ERFCX_PIECES = ((0.5, 1.0), (1.0, 2.0), (2.0, 4.0))
+# Fraction bits of ln 2 that exp_reduce_d multiplies by k (|k| <= 1075, so k times the rounding
+# error stays below 2^-86).
+LN2_BITS = 96
 
 
 def two_over_pi_words(count: int = TWO_OVER_PI_WORDS, pad: int = TWO_OVER_PI_PAD) -> list[int]:
@@ -39,6 +44,15 @@ def two_over_pi_words(count: int = TWO_OVER_PI_WORDS, pad: int = TWO_OVER_PI_PAD
     pi = 4 * (4 * arctan_inverse(5) - arctan_inverse(239))
     fraction = ((2 << (2 * precision)) // pi) >> (precision - bits)
     return [0] * pad + [(fraction >> (32 * (count - pad - 1 - k))) & 0xFFFFFFFF for k in range(count - pad)]
+
+
+def ln2_fixed(bits: int = LN2_BITS) -> int:
+    """round(ln 2 * 2^bits), from 2 atanh(1/3) = 2 sum 3^-(2n+1) / (2n+1) with 64 guard bits."""
+    precision = bits + 64
+    total, n, power = 0, 0, 3
+    while term := (1 << precision) // (power * (2 * n + 1)):
+        total, n, power = total + term, n + 1, power * 9
+    return (2 * total + (1 << 63)) >> 64
 
 
 def erfcx_piece(low: float, high: float) -> tuple[float, float, list[float]]:
@@ -99,6 +113,13 @@ def render_table() -> str:
             + ",\n  ".join(rows) + ");\n")
 
 
+def render_ln2() -> str:
+    value = ln2_fixed()
+    words = ", ".join(f"0x{(value >> shift) & 0xFFFFFFFF:08x}u" for shift in range(LN2_BITS - 32, -1, -32))
+    return f"fn ln2_fixed_d() -> vec3<u32> {{\n  return vec3<u32>({words});\n}}\n"
+
+
 def helpers() -> list[tuple[str, str]]:
-    """(name, WGSL) of each generated helper: the 2/pi table trig_reduce_d indexes, and erfcx_poly_d."""
-    return [("TWO_OVER_PI_", render_table()), ("erfcx_poly_d", render_erfcx())]
+    """(name, WGSL) of each generated helper: the 2/pi table trig_reduce_d indexes, erfcx_poly_d, and
+    ln2_fixed_d (ln 2 times 2^96, most significant word first) for exp_reduce_d."""
+    return [("TWO_OVER_PI_", render_table()), ("erfcx_poly_d", render_erfcx()), ("ln2_fixed_d", render_ln2())]

@@ -234,14 +234,68 @@ R"wgsl(fn round_d(x: T) -> T {
   return copysign_(select(t, t + T(1), up), x);
 }
 )wgsl"},
+    {"ln2_times_d",
+R"wgsl(fn ln2_times_d(n: u64) -> vec2<u64> {
+  let l = ln2_fixed_d();
+  let p0 = n * u64(l.z);
+  let p1 = n * u64(l.y);
+  let low = p0 + (p1 << 32u);
+  return vec2<u64>(n * u64(l.x) + (p1 >> 32u) + select(0lu, 1lu, low < p0), low);
+}
+)wgsl"},
+    {"fixed_pair_d",
+R"wgsl(fn fixed_pair_d(h: u64, l: u64) -> vec2<f64> {
+  if ((h | l) == 0lu) { return vec2<f64>(T(0), T(0)); }
+  var dh = h;
+  var dl = l;
+  var e = -32;
+  if (dh == 0lu) {
+    dh = dl;
+    dl = 0lu;
+    e = e - 64;
+  }
+  let top = u32(dh >> 32u);
+  let z = select(countLeadingZeros(top), 32u + countLeadingZeros(u32(dh & 0xfffffffflu)), top == 0u);
+  if (z != 0u) {
+    dh = (dh << z) | (dl >> (64u - z));
+    dl = dl << z;
+  }
+  e = e - i32(z);
+  let hi = ldexp_d(T(dh & 0xfffffffffffff800lu), e);
+  let lo = ldexp_d(T(dh & 0x7fflu) * T(4294967296.0) + T(dl >> 32u), e - 32);
+  return vec2<f64>(hi, lo);
+}
+)wgsl"},
+    {"exp_reduce_d",
+R"wgsl(fn exp_reduce_d(x: T, k: T) -> vec2<f64> {
+  let u = bitcast<u64>(x);
+  // |x| 2^96 = m 2^s with s = exponent + 96, from 42 to 53 here.
+  let s = (u32(u >> 52u) & 0x7ffu) - 979u;
+  let m = (u & 0x000ffffffffffffflu) | 0x0010000000000000lu;
+  let xl = m << s;
+  let xh = m >> (64u - s);
+  let p = ln2_times_d(u64(u32(abs(k))));
+  var dl = xl - p.y;
+  var dh = xh - p.x - select(0lu, 1lu, xl < p.y);
+  // |x| - |k| ln 2 is below 0.35 in magnitude (2^95 of these units), so the top bit is its sign.
+  let below = (dh >> 63u) != 0lu;
+  if (below) {
+    dl = ~dl + 1lu;
+    dh = ~dh + select(0lu, 1lu, dl == 0lu);
+  }
+  let r = fixed_pair_d(dh, dl);
+  return select(r, -r, below != (x < T(0)));
+}
+)wgsl"},
     {"exp_d",
 R"wgsl(fn exp_d(x: T) -> T {
   if (isnan_(x)) { return x; }
   if (x > T(709.782712893384)) { return inf_(); }
   if (x < T(-745.1332191019412)) { return T(0); }
   let k = round(x * T(1.4426950408889634));
-  // ln 2 in two parts (the first with trailing zero bits): k * hi is exact.
-  let r = (x - k * T(0.6931471803691238)) - k * T(1.9082149292705877e-10);
+  if (k == T(0)) { return T(1) + x * expm1_poly_(x); }
+  let q = exp_reduce_d(x, k);
+  let r = q.x + q.y;
   return ldexp_d(T(1) + r * expm1_poly_(r), i32(k));
 }
 )wgsl"},
@@ -278,8 +332,11 @@ R"wgsl(fn log_d(x: T) -> T {
   if (isnan_(x) || x < T(0)) { return nan_(); }
   if (x == T(0)) { return -inf_(); }
   if (isinf_(x)) { return x; }
+  // e ln 2 from the integers, as in exp_reduce_d (a split ln 2 invites the same refolding).
   let q = log_parts_d(x);
-  return q.x * T(0.6931471803691238) + (q.y + q.x * T(1.9082149292705877e-10));
+  let p = ln2_times_d(u64(u32(abs(q.x))));
+  let l = select(fixed_pair_d(p.x, p.y), -fixed_pair_d(p.x, p.y), q.x < T(0));
+  return l.x + (q.y + l.y);
 }
 )wgsl"},
     {"log2_d",
@@ -599,6 +656,11 @@ R"wgsl(fn erfcx_poly_d(x: f64) -> f64 {
     p = f64(0.17900115118138996) + s * p;
     return p;
   }
+}
+)wgsl"},
+    {"ln2_fixed_d",
+R"wgsl(fn ln2_fixed_d() -> vec3<u32> {
+  return vec3<u32>(0xb17217f7u, 0xd1cf79abu, 0xc9e3b398u);
 }
 )wgsl"},
 };

@@ -6,8 +6,9 @@
 // float64 versions of the WGSL builtins that have none for f64 (exp, exp2, log, log2, sin, cos, tan,
 // ldexp, trunc, round): kernels/elementwise_math.cpp renames the builtin calls in f64 kernels to
 // these. Range reduction plus a polynomial, accurate to a few ulp across the whole range (pow through
-// exp2/log2 loses about |y log2 x| ulp; sin and cos are within an ulp, tan two). The 2/pi table and
-// erfcx_poly_d are generated (backend/codegen/gen_f64_math.py) and join this pool at build time.
+// exp2/log2 loses about |y log2 x| ulp; sin and cos are within an ulp, tan two). The 2/pi table,
+// ln2_fixed_d and erfcx_poly_d are generated (backend/codegen/gen_f64_math.py) and join this pool at
+// build time.
 
 fn ldexp_d(x: T, k: i32) -> T {
   var y = x;
@@ -47,13 +48,75 @@ fn round_d(x: T) -> T {
   return copysign_(select(t, t + T(1), up), x);
 }
 
+// n ln 2 for n < 2^21, in units of 2^-96 as (high word, low word): the integer product with
+// round(ln 2 2^96), k times whose rounding error stays below 2^-75.
+fn ln2_times_d(n: u64) -> vec2<u64> {
+  let l = ln2_fixed_d();
+  let p0 = n * u64(l.z);
+  let p1 = n * u64(l.y);
+  let low = p0 + (p1 << 32u);
+  return vec2<u64>(n * u64(l.x) + (p1 >> 32u) + select(0lu, 1lu, low < p0), low);
+}
+
+// h 2^-32 + l 2^-96 (a 128-bit integer in units of 2^-96) as a pair hi + lo, hi its leading 53 bits
+// (truncated) and lo the next 43, both converted exactly.
+fn fixed_pair_d(h: u64, l: u64) -> vec2<f64> {
+  if ((h | l) == 0lu) { return vec2<f64>(T(0), T(0)); }
+  var dh = h;
+  var dl = l;
+  var e = -32;
+  if (dh == 0lu) {
+    dh = dl;
+    dl = 0lu;
+    e = e - 64;
+  }
+  let top = u32(dh >> 32u);
+  let z = select(countLeadingZeros(top), 32u + countLeadingZeros(u32(dh & 0xfffffffflu)), top == 0u);
+  if (z != 0u) {
+    dh = (dh << z) | (dl >> (64u - z));
+    dl = dl << z;
+  }
+  e = e - i32(z);
+  let hi = ldexp_d(T(dh & 0xfffffffffffff800lu), e);
+  let lo = ldexp_d(T(dh & 0x7fflu) * T(4294967296.0) + T(dl >> 32u), e - 32);
+  return vec2<f64>(hi, lo);
+}
+
+// x - k ln 2 for an integral k = round(x / ln 2) != 0 (so 0.34 < |x| < 746), as a pair hi + lo,
+// from the integer |x| 2^96 - |k| round(ln 2 2^96). Cody and Waite's float form (x - k hi) - k lo,
+// with k hi exact, is not safe: NVIDIA's compiler (H100 and H200, Vulkan) turned it in the sinh, cosh
+// and erfc kernels into x - k (hi + lo) with one rounding, k times float64 ln 2's error off
+// (2.3e-17 k: erfc 177 ulp off, sinh and cosh 2.3e-14 at 700; lavapipe reproduces both figures to
+// the digit when given that form). An explicit fma would not do either: lavapipe does not fuse
+// float64 fma. Integer arithmetic leaves a compiler nothing to reassociate.
+fn exp_reduce_d(x: T, k: T) -> vec2<f64> {
+  let u = bitcast<u64>(x);
+  // |x| 2^96 = m 2^s with s = exponent + 96, from 42 to 53 here.
+  let s = (u32(u >> 52u) & 0x7ffu) - 979u;
+  let m = (u & 0x000ffffffffffffflu) | 0x0010000000000000lu;
+  let xl = m << s;
+  let xh = m >> (64u - s);
+  let p = ln2_times_d(u64(u32(abs(k))));
+  var dl = xl - p.y;
+  var dh = xh - p.x - select(0lu, 1lu, xl < p.y);
+  // |x| - |k| ln 2 is below 0.35 in magnitude (2^95 of these units), so the top bit is its sign.
+  let below = (dh >> 63u) != 0lu;
+  if (below) {
+    dl = ~dl + 1lu;
+    dh = ~dh + select(0lu, 1lu, dl == 0lu);
+  }
+  let r = fixed_pair_d(dh, dl);
+  return select(r, -r, below != (x < T(0)));
+}
+
 fn exp_d(x: T) -> T {
   if (isnan_(x)) { return x; }
   if (x > T(709.782712893384)) { return inf_(); }
   if (x < T(-745.1332191019412)) { return T(0); }
   let k = round(x * T(1.4426950408889634));
-  // ln 2 in two parts (the first with trailing zero bits): k * hi is exact.
-  let r = (x - k * T(0.6931471803691238)) - k * T(1.9082149292705877e-10);
+  if (k == T(0)) { return T(1) + x * expm1_poly_(x); }
+  let q = exp_reduce_d(x, k);
+  let r = q.x + q.y;
   return ldexp_d(T(1) + r * expm1_poly_(r), i32(k));
 }
 
@@ -89,8 +152,11 @@ fn log_d(x: T) -> T {
   if (isnan_(x) || x < T(0)) { return nan_(); }
   if (x == T(0)) { return -inf_(); }
   if (isinf_(x)) { return x; }
+  // e ln 2 from the integers, as in exp_reduce_d (a split ln 2 invites the same refolding).
   let q = log_parts_d(x);
-  return q.x * T(0.6931471803691238) + (q.y + q.x * T(1.9082149292705877e-10));
+  let p = ln2_times_d(u64(u32(abs(q.x))));
+  let l = select(fixed_pair_d(p.x, p.y), -fixed_pair_d(p.x, p.y), q.x < T(0));
+  return l.x + (q.y + l.y);
 }
 
 fn log2_d(x: T) -> T {
@@ -255,8 +321,8 @@ fn tan_d(x: T) -> T {
 
 // a * b as (hi, lo) with hi + lo within 2^-104 of the product, from the 106-bit integer product of
 // the significands in 32-bit limbs. Dekker's float form is not safe here: a driver may fuse the
-// rounded product a * b into the subtraction that recovers its error (NVIDIA's float64 erfc was 176
-// ulp off), and another may fold such error terms away. hi is the product's leading 53 bits
+// rounded product a * b into the subtraction that recovers its error, and another may fold such
+// error terms away (lavapipe's float64 fma is not fused, so fma(a, b, -a * b) is no way out). hi is the product's leading 53 bits
 // (truncated), lo the rest; operands or products near the ends of the exponent range get (a * b, 0).
 fn two_prod_(a: T, b: T) -> vec2<f64> {
   let ua = bitcast<u64>(a);
