@@ -56,13 +56,11 @@ def device_clock(device: str) -> tuple[str | None, str]:
         return None, "no device clock on the CPU"
     import torch_dml
 
-    if not torch_dml._C._profiler_kernel_events:
-        return None, "this torch has no PrivateUse1 kernel events"
     if os.environ.get("TORCH_DML_PROFILE_CLOCK") == "host":
         return None, "TORCH_DML_PROFILE_CLOCK=host: kernels timed on the host, not the device"
     if not torch_dml._C._has_feature(_index(device), "timestamp-query-inside-passes"):
         return None, "the adapter has no timestamp queries inside passes"
-    return "PrivateUse1", "device timestamps"
+    return "torch_dml", "device timestamps"
 
 
 def device_time(fn: Callable[[], object], device: str, rounds: int, calls_per_sync: int) -> dict[str, Any]:
@@ -75,6 +73,8 @@ def device_time(fn: Callable[[], object], device: str, rounds: int, calls_per_sy
     activity, clock = device_clock(device)
     if activity is None:
         return {"device_clock": None, "device_time_note": clock}
+    if activity == "torch_dml":
+        return _dml_device_time(fn, device, rounds, calls_per_sync, clock)
     kind = DeviceType.CUDA if activity == "CUDA" else DeviceType.PrivateUse1
     with profile(activities=[ProfilerActivity.CPU, getattr(ProfilerActivity, activity)]) as prof:
         for _ in range(rounds):
@@ -87,3 +87,36 @@ def device_time(fn: Callable[[], object], device: str, rounds: int, calls_per_sy
         return {"device_clock": clock, "device_s": None, "device_time_note": "no kernel events recorded"}
     return {"device_clock": clock, "device_s": sum(k.device_time_total for k in kernels) * 1e-6 / calls,
             "device_events_per_call": round(len(kernels) / calls, 2)}
+
+
+# dml kernels are timed by torch_dml's own dispatch timer (the one its torch.profiler activity reads), so
+# every torch gets device times (2.11 has no PrivateUse1 kernel events) and each row its heaviest kernels.
+TOP_KERNELS = 3
+
+
+def _dml_device_time(fn: Callable[[], object], device: str, rounds: int, calls_per_sync: int,
+                     clock: str) -> dict[str, Any]:
+    import torch_dml
+
+    index = _index(device)
+    torch_dml._C._start_kernel_timing(index)
+    try:
+        for _ in range(rounds):
+            for _ in range(calls_per_sync):
+                fn()
+            synchronize(device)
+    finally:
+        timings = torch_dml._C._stop_kernel_timing(index)
+    calls = rounds * calls_per_sync
+    if not timings:
+        return {"device_clock": clock, "device_s": None, "device_time_note": "no kernels recorded"}
+    per_kernel: dict[str, list[float]] = {}
+    for kernel, start_ns, end_ns, _on_device in timings:
+        entry = per_kernel.setdefault(kernel, [0.0, 0])
+        entry[0] += (end_ns - start_ns) * 1e-9
+        entry[1] += 1
+    heaviest = sorted(per_kernel.items(), key=lambda item: -item[1][0])[:TOP_KERNELS]
+    return {"device_clock": clock, "device_s": sum(seconds for seconds, _ in per_kernel.values()) / calls,
+            "device_events_per_call": round(len(timings) / calls, 2),
+            "device_top_kernels": [{"kernel": name, "device_s": seconds / calls, "launches": round(count / calls, 2)}
+                                   for name, (seconds, count) in heaviest]}

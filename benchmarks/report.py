@@ -59,6 +59,19 @@ def detail_table(result: dict[str, Any], kind: str) -> list[str]:
     return lines + [""]
 
 
+def top_kernels_table(result: dict[str, Any]) -> list[str]:
+    """Where each dml row's device time goes: its heaviest kernels per call (benchmarks/probes.py)."""
+    rows = [r for r in result.get("rows", []) if r.get("device_top_kernels")]
+    if not rows:
+        return []
+    lines = ["### Heaviest dml kernels per call", "",
+             "| suite | case | size | device us | kernels (us per call, launches per call) |", "|" + " --- |" * 5]
+    for r in rows:
+        kernels = "; ".join(f"{k['kernel']} {_us(k['device_s'])} ({k['launches']:g})" for k in r["device_top_kernels"])
+        lines.append(f"| {r['suite']} | {r['name']} | {r['size']} | {_us(r.get('device_s'))} | {kernels} |")
+    return lines + [""]
+
+
 def markdown(result: dict[str, Any]) -> str:
     lines = [f"# Benchmarks ({result['generated']}, profile {result['profile']})", ""]
     lines += [f"- {device}: {text}" for device, text in result["devices"].items()]
@@ -74,6 +87,7 @@ def markdown(result: dict[str, Any]) -> str:
     for kind in dict.fromkeys(d.split(":")[0] for d in result["devices"]):
         if kind != "cpu":
             lines += detail_table(result, kind)
+    lines += top_kernels_table(result)
     if result.get("regression_check"):
         lines.append(compare.markdown(result["regression_check"]))
     return "\n".join(lines) + "\n"

@@ -1,5 +1,6 @@
 """The benchmark runner: timing statistics, units, fallback marking, ratios and the report."""
 
+import pytest
 import torch
 
 from benchmarks import probes, report, runner
@@ -56,6 +57,21 @@ def test_dml_row_counts_dispatches_and_times_its_kernels():
     else:
         assert row["device_clock"] == "device timestamps" and row["device_events_per_call"] == 1.0
         assert row["device_s"] > 0 and row["device_value"] > 0
+        [kernel] = row["device_top_kernels"]  # one kernel per add, timed without torch.profiler
+        assert kernel["launches"] == 1.0 and kernel["device_s"] == pytest.approx(row["device_s"])
+
+
+def test_top_kernels_are_listed_heaviest_first():
+    def step() -> object:
+        x = torch.rand(128, 128, device="dml")
+        return (x @ x).relu().sum()
+    row = runner.run_case(Case("training", "tiny step", "128", "ms/step", lambda device: step, 0.0), "dml", repeats=2)
+    if "device_top_kernels" not in row:
+        pytest.skip(row.get("device_time_note", "no device clock"))
+    times = [k["device_s"] for k in row["device_top_kernels"]]
+    assert times == sorted(times, reverse=True) and 2 <= len(times) <= probes.TOP_KERNELS
+    table = report.top_kernels_table({"rows": [row]})
+    assert table[0] == "### Heaviest dml kernels per call" and row["device_top_kernels"][0]["kernel"] in table[4]
 
 
 def test_fallback_calls_are_counted_per_call():

@@ -13,6 +13,7 @@
 #include "runtime/device.h"
 #include "runtime/device_memory.h"
 #include "runtime/device_wait.h"
+#include "runtime/dispatch_timer.h"
 #include "runtime/generator.h"
 #include "runtime/guard.h"
 #include "runtime/profiler_stubs.h"
@@ -164,6 +165,25 @@ PYBIND11_MODULE(_C, m) {
     runtime::DeviceContext& context = runtime::device_context(i);
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     context.stream().synchronize();
+  });
+  // Kernel timing without torch.profiler, for torches with no PrivateUse1 kernel events (2.11) and for
+  // per-kernel breakdowns in the benchmark report: (kernel, start_ns, end_ns, on the device's clock).
+  m.def("_start_kernel_timing", [](int i) {
+    runtime::DeviceContext& context = runtime::device_context(i);
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    context.stream().start_timing();
+  });
+  m.def("_stop_kernel_timing", [](int i) {
+    runtime::DeviceContext& context = runtime::device_context(i);
+    std::vector<runtime::DispatchTiming> timings;
+    {
+      std::lock_guard<std::recursive_mutex> lock(context.mutex());
+      context.stream().stop_timing(timings);
+    }
+    py::list out;
+    for (const runtime::DispatchTiming& t : timings)
+      out.append(py::make_tuple(t.kernel, t.start_ns, t.end_ns, t.device_clock));
+    return out;
   });
   m.def("_spin_wait_us", [](int i) { return runtime::spin_wait_us(runtime::device_context(i)); });
   m.def("_stream_counters", [](int i) {
