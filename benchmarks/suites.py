@@ -171,8 +171,11 @@ def optimizer_params(device: str, width: int) -> list[torch.Tensor]:
     return params
 
 
+# Full-size models live in their own file; it imports Case from here, so the import comes after it.
+from benchmarks.models import models as _models
+
 SUITES = {"elementwise": _elementwise, "reduction": _reductions, "gemm": _gemm, "overhead": _overhead,
-          "training": _training, "optimizer": _optimizer}
+          "training": _training, "optimizer": _optimizer, "models": _models}
 
 
 # Also timed 20 calls per synchronisation: one call per sync adds a submit and a wait to every call,

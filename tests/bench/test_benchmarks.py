@@ -128,3 +128,12 @@ def test_rows_timed_apart_merge_into_one_comparison():
     merged = runner.merge({"devices": {"dml": "dml"}, "rows": dml, "wall_time_s": 1.0}, child)
     assert set(merged["devices"]) == {"dml", "cpu"} and len(merged["rows"]) == len(dml) + len(child["rows"])
     assert all("dml_vs_cpu" in entry for entry in merged["comparison"] if entry["values"].get("dml"))
+
+
+def test_model_rows_run_natively(strict):
+    """The models suite (full-size ResNet-18 and GPT-style decoder on a GPU) in its toy sizes, on kernels only."""
+    chosen = [c for c in cases(True, ["models"])]
+    assert {c.name for c in chosen} >= {"ResNet-18 training step (SGD)", "GPT-style decoder training step (AdamW)"}
+    for case in chosen:
+        loss = case.make("dml")()
+        assert torch.isfinite(loss.cpu()).all(), case.name
