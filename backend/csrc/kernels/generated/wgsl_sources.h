@@ -473,42 +473,46 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 // normalisation's statistics and its backward sums, folded by lib/workgroup_reduce.wgsl's
 // workgroup_sum. The host fills {{acc}} (f32 or f64) and {{workgroup_size}} (a power of two).
 // ---- lib/workgroup_reduce.wgsl ----
-// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
-// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
-// power of two; call from uniform control flow.
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
 var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      partial[lane] = partial[lane] + partial[lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = partial[0];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
 // The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
 // reach their result another way (softmax: through the sum of exponentials).
-fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = partial[lane + stride];
-      partial[lane] = select(partial[lane], other, other > partial[lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = partial[0];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 // Memory index (from the operand's first element) of element j of channel c, j running over the
 // channel's `outer * inner` elements: NCHW has inner = H * W, channels_last (NHWC) inner = 1.
@@ -604,7 +608,8 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
     save_mean[p.save_mean_offset + c] = mean;
     save_invstd[p.save_invstd_offset + c] = invstd;
   }
-  for (var d = lane; d < p.group_channels; d += {{workgroup_size}}u) {
+  for (var d = lane;)wgsl"
+R"wgsl( d < p.group_channels; d += {{workgroup_size}}u) {
     let affine = (c % p.groups) * p.group_channels + d;
     let k = p.coef_offset + (c * p.group_channels + d) * 4u;
     coef[k] = invstd * weight_at(affine);
@@ -725,42 +730,46 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 // normalisation's statistics and its backward sums, folded by lib/workgroup_reduce.wgsl's
 // workgroup_sum. The host fills {{acc}} (f32 or f64) and {{workgroup_size}} (a power of two).
 // ---- lib/workgroup_reduce.wgsl ----
-// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
-// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
-// power of two; call from uniform control flow.
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
 var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      partial[lane] = partial[lane] + partial[lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = partial[0];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
 // The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
 // reach their result another way (softmax: through the sum of exponentials).
-fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = partial[lane + stride];
-      partial[lane] = select(partial[lane], other, other > partial[lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = partial[0];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 // Memory index (from the operand's first element) of element j of channel c, j running over the
 // channel's `outer * inner` elements: NCHW has inner = H * W, channels_last (NHWC) inner = 1.
@@ -2253,42 +2262,46 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 }
 // ---- end of lib/grid.wgsl ----
 // ---- lib/workgroup_reduce.wgsl ----
-// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
-// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
-// power of two; call from uniform control flow.
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
 var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      partial[lane] = partial[lane] + partial[lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = partial[0];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
 // The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
 // reach their result another way (softmax: through the sum of exponentials).
-fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = partial[lane + stride];
-      partial[lane] = select(partial[lane], other, other > partial[lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = partial[0];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 // ---- lib/layer_norm_rows.wgsl ----
 // Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in float32.
@@ -2361,42 +2374,46 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 }
 // ---- end of lib/grid.wgsl ----
 // ---- lib/workgroup_reduce.wgsl ----
-// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
-// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
-// power of two; call from uniform control flow.
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
 var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      partial[lane] = partial[lane] + partial[lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = partial[0];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
 // The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
 // reach their result another way (softmax: through the sum of exponentials).
-fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = partial[lane + stride];
-      partial[lane] = select(partial[lane], other, other > partial[lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = partial[0];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 // ---- lib/layer_norm_rows.wgsl ----
 // Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in float32.
@@ -2481,44 +2498,53 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 }
 // ---- end of lib/grid.wgsl ----
 // ---- lib/team_reduce.wgsl ----
-// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), through
-// workgroup memory in one fixed tree order: the bits of a result never depend on the adapter's
-// subgroup size. Every lane of the workgroup calls, from uniform control flow (a lane whose row is past
-// the end takes part with a neutral value).
+// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), with the
+// workgroup fold of lib/workgroup_reduce.wgsl. Every lane of the workgroup calls, from uniform control
+// flow (a lane whose row is past the end takes part with a neutral value).
+// ---- lib/workgroup_reduce.wgsl ----
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
-var<workgroup> team_partial: array<{{acc}}, {{workgroup_size}}>;
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
-  let base = team * {{team}}u;
-  team_partial[base + lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      team_partial[base + lane] = team_partial[base + lane] + team_partial[base + lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = team_partial[base];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
-// The largest value; a NaN never wins a `>`, so callers let NaN reach their result through a sum.
-fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
-  let base = team * {{team}}u;
-  team_partial[base + lane] = value;
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = team_partial[base + lane + stride];
-      team_partial[base + lane] = select(team_partial[base + lane], other, other > team_partial[base + lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = team_partial[base];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
+// ---- end of lib/workgroup_reduce.wgsl ----
+fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(team * {{team}}u, {{team}}u, lane, value); }
+fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(team * {{team}}u, {{team}}u, lane, value); }
 // ---- end of lib/team_reduce.wgsl ----
 // ---- lib/held_row.wgsl ----
 // Where a lane of a held-row kernel sits: the workgroup's teams take consecutive rows, and lane `lane`
@@ -2684,44 +2710,53 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 }
 // ---- end of lib/grid.wgsl ----
 // ---- lib/team_reduce.wgsl ----
-// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), through
-// workgroup memory in one fixed tree order: the bits of a result never depend on the adapter's
-// subgroup size. Every lane of the workgroup calls, from uniform control flow (a lane whose row is past
-// the end takes part with a neutral value).
+// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), with the
+// workgroup fold of lib/workgroup_reduce.wgsl. Every lane of the workgroup calls, from uniform control
+// flow (a lane whose row is past the end takes part with a neutral value).
+// ---- lib/workgroup_reduce.wgsl ----
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
-var<workgroup> team_partial: array<{{acc}}, {{workgroup_size}}>;
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
-  let base = team * {{team}}u;
-  team_partial[base + lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      team_partial[base + lane] = team_partial[base + lane] + team_partial[base + lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = team_partial[base];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
-// The largest value; a NaN never wins a `>`, so callers let NaN reach their result through a sum.
-fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
-  let base = team * {{team}}u;
-  team_partial[base + lane] = value;
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = team_partial[base + lane + stride];
-      team_partial[base + lane] = select(team_partial[base + lane], other, other > team_partial[base + lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = team_partial[base];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
+// ---- end of lib/workgroup_reduce.wgsl ----
+fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(team * {{team}}u, {{team}}u, lane, value); }
+fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(team * {{team}}u, {{team}}u, lane, value); }
 // ---- end of lib/team_reduce.wgsl ----
 // ---- lib/held_row.wgsl ----
 // Where a lane of a held-row kernel sits: the workgroup's teams take consecutive rows, and lane `lane`
@@ -2863,7 +2898,8 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       var v: Vector;
-      for (var c = 0u; c < VEC; c++) {
+      for (var c = 0)wgsl"
+R"wgsl(u; c < VEC; c++) {
         let e = k * VEC + c;
         v[c] = r * (gw[e] - sum_gw / n - xhat[e] * sum_gw_xhat / n);
       }
@@ -2896,42 +2932,46 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 }
 // ---- end of lib/grid.wgsl ----
 // ---- lib/workgroup_reduce.wgsl ----
-// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
-// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
-// power of two; call from uniform control flow.
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
 var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      partial[lane] = partial[lane] + partial[lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = partial[0];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
 // The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
 // reach their result another way (softmax: through the sum of exponentials).
-fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = partial[lane + stride];
-      partial[lane] = select(partial[lane], other, other > partial[lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = partial[0];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 struct Params {
   samples: u32,
@@ -3310,42 +3350,46 @@ fn beats_for_min(x: {{acc}}, a: {{acc}}) -> bool {
 }
 // ---- end of lib/nan_compare.wgsl ----
 // ---- lib/workgroup_reduce.wgsl ----
-// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
-// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
-// power of two; call from uniform control flow.
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
 var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      partial[lane] = partial[lane] + partial[lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = partial[0];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
 // The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
 // reach their result another way (softmax: through the sum of exponentials).
-fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = partial[lane + stride];
-      partial[lane] = select(partial[lane], other, other > partial[lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = partial[0];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 struct Params {
   first: u32,        // this dispatch's first work item: an output, or a row slice of a Partial pass
@@ -3390,7 +3434,8 @@ const LANES: u32 = {{workgroup_size}}u;
 {{math}}
 
 fn in_base(o: u32) -> u32 {
-  return p.input_offset + strided_offset(o, p.out_shape, p.out_in_stride, OUT_RANK);
+  )wgsl"
+R"wgsl(return p.input_offset + strided_offset(o, p.out_shape, p.out_in_stride, OUT_RANK);
 }
 
 fn out_pos(o: u32) -> u32 {
@@ -3403,8 +3448,7 @@ fn red_offset(r: u32) -> u32 {
 
 fn store_index(o: u32, index: u32) {
   let word = p.index_offset + 2u * strided_offset(o, p.out_shape, p.index_stride, OUT_RANK);
-  indices[wor)wgsl"
-R"wgsl(d] = index;
+  indices[word] = index;
   indices[word + 1u] = 0u;
 }
 
@@ -3617,7 +3661,8 @@ fn var_shift(row_base: u32, lo: u32, hi: u32) -> {{acc}} {
   return shift;
 }
 
-// A Combine pass's slice r: how many elements its partial result stands for.
+// A Co)wgsl"
+R"wgsl(mbine pass's slice r: how many elements its partial result stands for.
 fn slice_count(r: u32) -> {{acc}} {
   return {{acc}}(min(p.split_slice_length, p.split_row_length - r * p.split_slice_length));
 }
@@ -3627,8 +3672,7 @@ fn var_total(row_base: u32, start: u32, hi: u32, step: u32, shift: {{acc}}) -> {
   for (var r = start; r < hi; r += step) {
     let i = row_base + red_offset(r);
     if (STAGE == COMBINE) {
-      let n = sl)wgsl"
-R"wgsl(ice_count(r);
+      let n = slice_count(r);
       total += n * (load(i) - shift);
     } else {
       total += load(i) - shift;
@@ -3823,42 +3867,46 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 }
 // ---- end of lib/grid.wgsl ----
 // ---- lib/workgroup_reduce.wgsl ----
-// Workgroup-wide folds of one {{acc}} per lane in one fixed tree order (the same bits on every run and
-// on every adapter that rounds IEEE operations), handed to every lane. {{workgroup_size}} lanes, a
-// power of two; call from uniform control flow.
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
 var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      partial[lane] = partial[lane] + partial[lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = partial[0];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
 // The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
 // reach their result another way (softmax: through the sum of exponentials).
-fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[lane] = value;
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{workgroup_size}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = partial[lane + stride];
-      partial[lane] = select(partial[lane], other, other > partial[lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = partial[0];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 struct Params {
   rows: u32,
@@ -3986,44 +4034,53 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 }
 // ---- end of lib/grid.wgsl ----
 // ---- lib/team_reduce.wgsl ----
-// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), through
-// workgroup memory in one fixed tree order: the bits of a result never depend on the adapter's
-// subgroup size. Every lane of the workgroup calls, from uniform control flow (a lane whose row is past
-// the end takes part with a neutral value).
+// Folds over a team of {{team}} lanes, {{rows_per_group}} teams per workgroup (a row each), with the
+// workgroup fold of lib/workgroup_reduce.wgsl. Every lane of the workgroup calls, from uniform control
+// flow (a lane whose row is past the end takes part with a neutral value).
+// ---- lib/workgroup_reduce.wgsl ----
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
 
-var<workgroup> team_partial: array<{{acc}}, {{workgroup_size}}>;
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
 
-fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
-  let base = team * {{team}}u;
-  team_partial[base + lane] = value;
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      team_partial[base + lane] = team_partial[base + lane] + team_partial[base + lane + stride];
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
     }
     workgroupBarrier();
   }
-  let total = team_partial[base];
+  let total = partial[base];
   workgroupBarrier();
   return total;
 }
 
-// The largest value; a NaN never wins a `>`, so callers let NaN reach their result through a sum.
-fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} {
-  let base = team * {{team}}u;
-  team_partial[base + lane] = value;
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
   workgroupBarrier();
-  for (var stride = {{team}}u / 2u; stride > 0u; stride = stride >> 1u) {
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
     if (lane < stride) {
-      let other = team_partial[base + lane + stride];
-      team_partial[base + lane] = select(team_partial[base + lane], other, other > team_partial[base + lane]);
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
     }
     workgroupBarrier();
   }
-  let largest = team_partial[base];
+  let largest = partial[base];
   workgroupBarrier();
   return largest;
 }
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
+// ---- end of lib/workgroup_reduce.wgsl ----
+fn team_sum(team: u32, lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(team * {{team}}u, {{team}}u, lane, value); }
+fn team_max(team: u32, lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(team * {{team}}u, {{team}}u, lane, value); }
 // ---- end of lib/team_reduce.wgsl ----
 // ---- lib/held_row.wgsl ----
 // Where a lane of a held-row kernel sits: the workgroup's teams take consecutive rows, and lane `lane`
@@ -4169,7 +4226,8 @@ fn forward(group: vec3<u32>, groups: vec3<u32>, local_index: u32, logarithmic: b
           v[c] = x[k * VEC + c] / total;
         }
       }
-      store(out_base + vector_index(s, k), v);
+      store(out_base + vector_index(s, )wgsl"
+R"wgsl(k), v);
     }
   }
 }
@@ -4189,8 +4247,7 @@ fn backward(group: vec3<u32>, groups: vec3<u32>, local_index: u32, logarithmic: 
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       var v: Vector;
-      for (var c = 0u; c < VEC; c++))wgsl"
-R"wgsl( {
+      for (var c = 0u; c < VEC; c++) {
         let e = k * VEC + c;
         if (logarithmic) {
           v[c] = dy[e] - {{exp}}(y[e]) * fold;
