@@ -21,9 +21,10 @@ namespace {
 // Either runs K whole or, for few tiles over a long K, in slices (split-K, below) that
 // wgsl/gemm_split_sum.wgsl adds up.
 constexpr uint32_t kTile = 64;
-// Both kernels declare the same uniform block; one C++ struct fills either.
+// Both kernels include lib/gemm_params.wgsl; one C++ struct fills either.
 static_assert(sizeof(wgsl::GemmParams) == sizeof(wgsl::Gemm128Params) &&
-              offsetof(wgsl::GemmParams, scalars) == offsetof(wgsl::Gemm128Params, scalars));
+              offsetof(wgsl::GemmParams, scalars) == offsetof(wgsl::Gemm128Params, scalars) &&
+              offsetof(wgsl::GemmParams, split) == offsetof(wgsl::Gemm128Params, split));
 constexpr uint32_t kLargeTile = 128;
 constexpr uint32_t kLargeSlice = 8;
 

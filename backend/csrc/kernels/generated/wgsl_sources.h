@@ -1729,6 +1729,9 @@ R"wgsl(// out = alpha * (A @ B) [+ beta * addend] for a batch of matrices, every
 // `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
 // between adapters, within the tolerance any reordered dot product needs.
 
+// ---- lib/gemm_params.wgsl ----
+// The uniform block of the GEMM tile kernels (gemm.wgsl, gemm128.wgsl): one layout, so one host-side
+// struct fills either.
 struct Params {
   dims: vec4<u32>,   // m, n, k, batches in this dispatch
   a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
@@ -1738,7 +1741,7 @@ struct Params {
   scalars: array<vec4<u32>, 1>, // alpha, beta in the accumulator's type
   split: vec4<u32>,  // slices of K (1: no split), elements of K per slice, unused, unused
 }
-
+// ---- end of lib/gemm_params.wgsl ----
 @group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
 @group(0) @binding(1) var<storage, read_write> a: {{operand_array}};
 @group(0) @binding(2) var<storage, read_write> b: {{operand_array}};
@@ -1842,16 +1845,19 @@ R"wgsl(// out = alpha * (A @ B) [+ beta * addend] in float32 for outputs of at l
 // Split-K as in gemm.wgsl: workgroup z is batch * slices + slice, over its slice of K only, its tile
 // written at out's batch index z.
 
+// ---- lib/gemm_params.wgsl ----
+// The uniform block of the GEMM tile kernels (gemm.wgsl, gemm128.wgsl): one layout, so one host-side
+// struct fills either.
 struct Params {
   dims: vec4<u32>,   // m, n, k, batches in this dispatch
   a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
   b: vec4<u32>,
   out: vec4<u32>,
   addend: vec4<u32>,
-  scalars: array<vec4<u32>, 1>, // alpha, beta (float32)
+  scalars: array<vec4<u32>, 1>, // alpha, beta in the accumulator's type
   split: vec4<u32>,  // slices of K (1: no split), elements of K per slice, unused, unused
 }
-
+// ---- end of lib/gemm_params.wgsl ----
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
 @group(0) @binding(2) var<storage, read_write> b: array<u32>;

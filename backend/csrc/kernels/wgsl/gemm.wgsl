@@ -10,15 +10,7 @@
 // `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
 // between adapters, within the tolerance any reordered dot product needs.
 
-struct Params {
-  dims: vec4<u32>,   // m, n, k, batches in this dispatch
-  a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
-  b: vec4<u32>,
-  out: vec4<u32>,
-  addend: vec4<u32>,
-  scalars: array<vec4<u32>, 1>, // alpha, beta in the accumulator's type
-  split: vec4<u32>,  // slices of K (1: no split), elements of K per slice, unused, unused
-}
+//! include lib/gemm_params.wgsl
 
 @group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
 @group(0) @binding(1) var<storage, read_write> a: {{operand_array}};

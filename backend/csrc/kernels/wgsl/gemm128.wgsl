@@ -8,15 +8,7 @@
 // Split-K as in gemm.wgsl: workgroup z is batch * slices + slice, over its slice of K only, its tile
 // written at out's batch index z.
 
-struct Params {
-  dims: vec4<u32>,   // m, n, k, batches in this dispatch
-  a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
-  b: vec4<u32>,
-  out: vec4<u32>,
-  addend: vec4<u32>,
-  scalars: array<vec4<u32>, 1>, // alpha, beta (float32)
-  split: vec4<u32>,  // slices of K (1: no split), elements of K per slice, unused, unused
-}
+//! include lib/gemm_params.wgsl
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
