@@ -2024,9 +2024,21 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let row = e / p.dims.y;
   let col = e % p.dims.y;
   let first = p.partials.x + batch * p.partials.z + e;
+  let stride = p.partials.y;
   var sum = partials[first];
-  for (var s = 1u; s < p.dims.z; s++) {
-    sum += partials[first + s * p.partials.y];
+  var s = 1u;
+  // Four loads issued before their four additions (still one after another, in slice order): a
+  // thread waits out one memory latency per four slices, not per slice.
+  for (; s + 4u <= p.dims.z; s += 4u) {
+    let at = first + s * stride;
+    let v0 = partials[at];
+    let v1 = partials[at + stride];
+    let v2 = partials[at + 2u * stride];
+    let v3 = partials[at + 3u * stride];
+    sum = (((sum + v0) + v1) + v2) + v3;
+  }
+  for (; s < p.dims.z; s++) {
+    sum += partials[first + s * stride];
   }
   var v = {{alpha}} * sum;
   if (WITH_ADDEND) {
