@@ -180,3 +180,90 @@ def test_the_family_has_its_own_kernels():
     for overload in ("mm.out", "addmm.out", "bmm.out", "baddbmm.out", "addmv.out", "dot", "addbmm", "addbmm_",
                      "addbmm.out"):
         assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + overload, "PrivateUse1"), overload
+
+
+def dispatches_of(fn):
+    """The result of fn() and the number of dispatches it recorded."""
+    before = torch_dml._C._stream_counters(0)[0]
+    result = fn()
+    return result, torch_dml._C._stream_counters(0)[0] - before
+
+
+# Long-K products with few output tiles run split-K: slices of K as separate workgroups writing partial
+# tiles, then a pass adding them up in a fixed order. K=1000 and 2050 are no multiple of any slice depth;
+# 130x129 takes the 128x128 kernel for float32.
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("m,k,n", [(64, 8192, 64), (3, 1000, 5), (130, 2050, 129), (1, 4099, 1)])
+def test_split_k_long_k(dtype, m, k, n):
+    a, b = rand(m, k, dtype=dtype, seed=31), rand(k, n, dtype=dtype, seed=32)
+    da, db = a.to("dml"), b.to("dml")
+    got, dispatches = dispatches_of(lambda: da @ db)
+    check(got, reference(torch.mm, a, b), dtype, k)
+    # The slices' pass and the sum's, plus the cast to the narrower float.
+    assert dispatches == (2 if dtype in (torch.float32, torch.float64) else 3)
+    assert torch.equal((da @ db).cpu(), got.cpu())  # the same order of additions on every run
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_split_k_transposed_strided_and_addmm(dtype):
+    a, b = rand(1500, 40, dtype=dtype, seed=33), rand(70, 3000, dtype=dtype, seed=34)
+    da, db = a.to("dml"), b.to("dml")
+    check(da.t() @ db.t()[::2], reference(lambda x, y: x.t() @ y.t()[::2], a, b), dtype, 1500)
+    check(da[::3, 1::2].t() @ db[1:, ::6].t()[:500], reference(lambda x, y: x[::3, 1::2].t() @ y[1:, ::6].t()[:500], a, b),
+          dtype, 500)
+    bias = rand(70, dtype=dtype, seed=35)
+    dbias = bias.to("dml")
+    for beta, alpha in ((0.5, 2.0), (1.0, 1.0), (0.0, -1.5)):
+        got, dispatches = dispatches_of(lambda beta=beta, alpha=alpha: torch.addmm(dbias, da.t(), db.t()[::2], beta=beta,
+                                                                                 alpha=alpha))
+        expected = reference(lambda c, x, y: torch.addmm(c, x.t(), y.t()[::2], beta=beta, alpha=alpha), bias, a, b)  # noqa: B023
+        check(got, expected, dtype, 1500)
+        # The bias, alpha and beta are applied by the pass that adds the slices: no extra dispatch.
+        assert dispatches == (2 if dtype in (torch.float32, torch.float64) else 3)
+    linear = torch.nn.functional.linear(da.t(), db[:, :1500], dbias)
+    check(linear, reference(lambda x, w, c: torch.nn.functional.linear(x.t(), w[:, :1500], c), a, b, bias), dtype, 1500)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_split_k_bmm_baddbmm_and_out(dtype):
+    a, b, c = rand(3, 17, 2000, dtype=dtype, seed=36), rand(3, 2000, 9, dtype=dtype, seed=37), rand(17, 9, dtype=dtype, seed=38)
+    da, db, dc = a.to("dml"), b.to("dml"), c.to("dml")
+    got, dispatches = dispatches_of(lambda: torch.bmm(da, db))
+    check(got, reference(torch.bmm, a, b), dtype, 2000)
+    assert dispatches == (2 if dtype in (torch.float32, torch.float64) else 3)
+    check(torch.baddbmm(dc, da, db, beta=0.5, alpha=2.0),
+          reference(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=2.0), c, a, b), dtype, 2000)
+    check(torch.bmm(da.transpose(1, 2).contiguous().transpose(1, 2), db), reference(torch.bmm, a, b), dtype, 2000)
+    # out= into a transposed view: the sum pass writes through out's strides.
+    out = torch.zeros(3, 9, 17, dtype=dtype, device="dml")
+    torch.bmm(da, db, out=out.transpose(1, 2))
+    check(out.transpose(1, 2), reference(torch.bmm, a, b), dtype, 2000)
+    flat = torch.empty(0, dtype=dtype, device="dml")
+    torch.mm(da[0], db[1], out=flat)
+    check(flat, reference(torch.mm, a[0], b[1]), dtype, 2000)
+    dc2 = dc.clone()
+    dc2.addmm_(da[1], db[2], beta=0.25)
+    check(dc2, reference(lambda c, x, y: torch.addmm(c, x, y, beta=0.25), c, a[1], b[2]), dtype, 2000)
+
+
+def test_split_k_is_taken_only_for_few_tiles_over_a_long_k():
+    a, b = torch.ones(64, 4096, device="dml"), torch.ones(4096, 64, device="dml")
+    got, dispatches = dispatches_of(lambda: a @ b)
+    assert dispatches == 2 and torch.equal(got.cpu(), torch.full((64, 64), 4096.0))
+    assert "gemm_split_sum/f32" in torch_dml._C._compiled_kernels(0)
+    _, short = dispatches_of(lambda: a[:, :256] @ b[:256])  # a short K: one pass
+    assert short == 1
+    many = torch.ones(300, 64, 1024, device="dml")  # enough tiles already: one pass
+    got, batched = dispatches_of(lambda: torch.bmm(many, many.transpose(1, 2)))
+    assert batched == 1 and torch.equal(got[299].cpu(), torch.full((64, 64), 1024.0))
+
+
+def test_split_k_integers_stay_exact():
+    g = torch.Generator().manual_seed(40)
+    for dtype in (torch.int32, torch.int64, torch.int8):
+        a = torch.randint(-100, 100, (5, 3001), generator=g).to(dtype)
+        b = torch.randint(-100, 100, (3001, 6), generator=g).to(dtype)
+        da, db = a.to("dml"), b.to("dml")
+        got, dispatches = dispatches_of(lambda da=da, db=db: da @ db)
+        assert torch.equal(got.cpu(), a @ b), dtype
+        assert dispatches == (3 if dtype == torch.int8 else 2), dtype  # int8 accumulates in int32, then a cast

@@ -3,12 +3,14 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "kernels/binding_window.h"
 #include "kernels/dtypes.h"
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
+#include "runtime/allocator.h"
 
 namespace torch_dml::kernels {
 namespace {
@@ -16,12 +18,32 @@ namespace {
 // Two kernels, both indexing every operand through its strides (any layout works unchanged):
 // wgsl/gemm.wgsl, a 64x64 tile for every dtype, and wgsl/gemm128.wgsl, a 128x128 register-blocked tile
 // in float32 for outputs of at least 128x128.
+// Either runs K whole or, for few tiles over a long K, in slices (split-K, below) that
+// wgsl/gemm_split_sum.wgsl adds up.
 constexpr uint32_t kTile = 64;
-// Both kernels declare the same uniform block; one C++ struct fills either.
+// Both kernels include lib/gemm_params.wgsl; one C++ struct fills either.
 static_assert(sizeof(wgsl::GemmParams) == sizeof(wgsl::Gemm128Params) &&
-              offsetof(wgsl::GemmParams, scalars) == offsetof(wgsl::Gemm128Params, scalars));
+              offsetof(wgsl::GemmParams, scalars) == offsetof(wgsl::Gemm128Params, scalars) &&
+              offsetof(wgsl::GemmParams, split) == offsetof(wgsl::Gemm128Params, split));
 constexpr uint32_t kLargeTile = 128;
 constexpr uint32_t kLargeSlice = 8;
+
+// Split-K: an output of few tiles over a long K leaves most of a large GPU idle (a 64x8192x64 product
+// is one workgroup walking all of K), so K is cut into slices, one workgroup per (tile, slice), each
+// writing its partial tile into a scratch buffer that gemm_split_sum.wgsl adds up in slice order.
+// WebGPU does not say how many compute units an adapter has, so the plan aims at the largest GPUs
+// (132 SMs on an H100/H200: a few workgroups each) and costs a small one only the partial tiles' traffic.
+constexpr uint64_t kSplitTargetGroups = 512;
+// A slice at least this deep (eight K steps of gemm.wgsl, sixteen of gemm128.wgsl): each slice's
+// workgroup also stores a whole partial tile, which costs about what 64 of K do on lavapipe.
+constexpr uint64_t kMinSliceDepth = 128;
+// Below this K one workgroup's walk costs about what a second dispatch does: no split.
+constexpr uint64_t kMinSplitDepth = 512;
+// A thread of the second pass reads its slices one after another: few enough that its latency stays
+// below the first pass's, with only one thread per output element to hide it.
+constexpr uint64_t kMaxSlices = 64;
+// Slices start on a K step of both kernels (16 and 8).
+constexpr uint64_t kSliceStep = 16;
 
 Value accumulator_value(c10::ScalarType type) {
   return dtype_info(gemm_accumulator(type))->value;
@@ -50,6 +72,19 @@ std::string small_source(c10::ScalarType type, bool with_addend) {
   return render(wgsl::gemm, holes);
 }
 
+std::string split_sum_source(c10::ScalarType type, bool with_addend) {
+  const bool wide = type == c10::kDouble || type == c10::kLong;
+  const std::string acc = wgsl_type(accumulator_value(type));
+  return render(wgsl::gemm_split_sum,
+                {{"acc", acc},
+                 {"operand_array", wide ? "array<" + acc + ">" : "array<u32>"},
+                 {"load_addend", wide ? std::string("addend[i]") : typed_load(type, "addend", "i")},
+                 {"alpha", decode_scalar(0, accumulator_value(type))},
+                 {"beta", decode_scalar(1, accumulator_value(type))},
+                 {"with_addend", with_addend ? "true" : "false"},
+                 {"workgroup_size", std::to_string(kWorkgroupSize)}});
+}
+
 std::string large_source(c10::ScalarType type, bool with_addend, bool a_rows_fast, bool b_k_fast) {
   auto holes = shared_holes(type, with_addend, false);
   holes.push_back({"a_rows_fast", a_rows_fast ? "true" : "false"});
@@ -67,6 +102,32 @@ Window window_of(runtime::DeviceContext& context, const MatrixOperand& op, uint6
                  uint64_t cols) {
   const uint64_t last = op.ref.element_offset + span_of(op, batch, rows, cols) - 1;
   return binding_window(context, op.ref.buffer_size, c10::elementSize(op.ref.dtype), op.ref.element_offset, last);
+}
+
+// How many slices of how many K elements a problem runs in; one slice is the plain one-pass kernel.
+struct SplitPlan {
+  uint64_t slices = 1;
+  uint64_t depth = 0;
+};
+
+SplitPlan split_plan(runtime::DeviceContext& context, const GemmProblem& g, uint64_t tile) {
+  SplitPlan plan{1, g.k};
+  const uint64_t tiles = ((g.m + tile - 1) / tile) * ((g.n + tile - 1) / tile) * g.batch;
+  // Beyond 2^31 a slice's end could wrap in the kernel's u32 arithmetic.
+  if (tiles * 2 > kSplitTargetGroups || g.k < kMinSplitDepth || g.k >= (1ull << 31)) return plan;
+  uint64_t slices = std::min({(kSplitTargetGroups + tiles - 1) / tiles, g.k / kMinSliceDepth, kMaxSlices});
+  // The partials are one storage binding (lavapipe: 128 MiB), and slices * batches one dispatch's z.
+  const uint64_t bytes_per_slice = g.batch * g.m * g.n * c10::elementSize(gemm_accumulator(g.a.ref.dtype));
+  const uint64_t binding = context.limits().maxStorageBufferBindingSize;
+  const uint64_t slack = context.limits().minStorageBufferOffsetAlignment;
+  slices = std::min(slices, binding > slack ? (binding - slack) / bytes_per_slice : 0);
+  slices = std::min<uint64_t>(slices, context.limits().maxComputeWorkgroupsPerDimension / g.batch);
+  if (slices < 2) return plan;
+  const uint64_t depth = ((g.k + slices - 1) / slices + kSliceStep - 1) / kSliceStep * kSliceStep;
+  plan.slices = (g.k + depth - 1) / depth; // no slice left empty by the rounding of the depth
+  plan.depth = depth;
+  if (plan.slices < 2) plan = {1, g.k};
+  return plan;
 }
 
 bool strides_fit(const MatrixOperand& op) {
@@ -103,29 +164,120 @@ std::string gemm_unsupported_reason(runtime::DeviceContext& context, const GemmP
   return "";
 }
 
+namespace {
+
+// An operand's uniform fields, as every GEMM kernel declares them: bound over the span its strides
+// reach, its offset in that window, then its strides.
+void bind_operand(Launch& launch, uint32_t* slot, const MatrixOperand& op, uint64_t batches, uint64_t rows,
+                  uint64_t cols) {
+  slot[0] = launch.bind(op.ref, span_of(op, batches, rows, cols));
+  slot[1] = static_cast<uint32_t>(op.batch_stride);
+  slot[2] = static_cast<uint32_t>(op.row_stride);
+  slot[3] = static_cast<uint32_t>(op.col_stride);
+}
+
+// The tile kernel a problem runs (gemm.wgsl or gemm128.wgsl), without or with its addend.
+struct TileKernel {
+  bool large = false, a_rows_fast = false, b_k_fast = false;
+  uint64_t groups_x = 0, groups_y = 0;
+
+  std::string name(c10::ScalarType type, bool addend) const {
+    return std::string(large ? "gemm128/" : "gemm/") + dtype_info(type)->name + (addend ? "/addend" : "") +
+        (large && a_rows_fast ? "/a_t" : "") + (large && b_k_fast ? "/b_t" : "");
+  }
+
+  std::function<std::string()> source(c10::ScalarType type, bool addend) const {
+    return [=, *this] { return large ? large_source(type, addend, a_rows_fast, b_k_fast) : small_source(type, addend); };
+  }
+
+  // One dispatch over `batches` of A and B (z: batch * slices + slice), writing `out` (and reading the
+  // addend) at that z.
+  void run(runtime::DeviceContext& context, const GemmProblem& g, uint64_t batches, const SplitPlan& plan,
+           const MatrixOperand& a, const MatrixOperand& b, const MatrixOperand& out,
+           const std::optional<MatrixOperand>& addend, const c10::Scalar& alpha, const c10::Scalar& beta) const {
+    const c10::ScalarType type = g.a.ref.dtype;
+    const uint64_t slots = batches * plan.slices;
+    Launch launch(context, "matmul", type);
+    wgsl::GemmParams params = {};
+    params.dims[0] = static_cast<uint32_t>(g.m);
+    params.dims[1] = static_cast<uint32_t>(g.n);
+    params.dims[2] = static_cast<uint32_t>(g.k);
+    params.dims[3] = static_cast<uint32_t>(batches);
+    bind_operand(launch, params.out, out, slots, g.m, g.n);
+    bind_operand(launch, params.a, a, batches, g.m, g.k);
+    bind_operand(launch, params.b, b, batches, g.k, g.n);
+    // Without an addend, `out` is bound in its place (unread), keeping the layout.
+    bind_operand(launch, params.addend, addend ? *addend : out, slots, g.m, g.n);
+    const Value value = accumulator_value(type);
+    encode_scalar(alpha, value, type, &params.scalars[0][0]);
+    encode_scalar(beta, value, type, &params.scalars[0][2]);
+    params.split[0] = static_cast<uint32_t>(plan.slices);
+    params.split[1] = static_cast<uint32_t>(plan.depth);
+    launch.run3d(name(type, addend.has_value()), source(type, addend.has_value()), params,
+                 static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y), static_cast<uint32_t>(slots));
+  }
+};
+
+// Split-K: the slices' partial tiles into a scratch buffer, then gemm_split_sum.wgsl. False, having
+// run nothing, when the scratch the allocator gave cannot be bound whole.
+bool run_split(runtime::DeviceContext& context, const GemmProblem& g, const TileKernel& kernel,
+               const SplitPlan& plan, bool with_addend) {
+  const c10::ScalarType type = g.a.ref.dtype;
+  const c10::ScalarType accumulator = gemm_accumulator(type);
+  const size_t size = c10::elementSize(accumulator);
+  // [batch][slice][row][col] in the accumulator's type: freed (back to the pool) on return, which is
+  // safe because later work reusing the memory is recorded after these dispatches.
+  const uint64_t per_slice = g.m * g.n;
+  const uint64_t count = g.batch * plan.slices * per_slice;
+  c10::DataPtr holder = runtime::device_allocator().allocate_on(context.index(), count * size);
+  const runtime::BufferSpan span = runtime::device_allocator().resolve(holder.get());
+  const MatrixOperand partials{{span.buffer, span.buffer_size, span.offset / size, accumulator}, per_slice, g.n, 1};
+  if (!fits_one_binding(context, partials.ref, count)) return false;
+  // alpha 1 and no addend: each slice's sum is stored unchanged.
+  kernel.run(context, g, g.batch, plan, g.a, g.b, partials, std::nullopt, 1, 0);
+
+  Launch launch(context, "matmul", type);
+  wgsl::GemmSplitSumParams params = {};
+  params.dims[0] = static_cast<uint32_t>(g.m);
+  params.dims[1] = static_cast<uint32_t>(g.n);
+  params.dims[2] = static_cast<uint32_t>(plan.slices);
+  params.dims[3] = static_cast<uint32_t>(g.batch * per_slice);
+  bind_operand(launch, params.out, g.out, g.batch, g.m, g.n);
+  params.partials[0] = launch.bind(partials.ref, count);
+  params.partials[1] = static_cast<uint32_t>(per_slice);
+  params.partials[2] = static_cast<uint32_t>(plan.slices * per_slice);
+  bind_operand(launch, params.addend, with_addend ? *g.addend : g.out, g.batch, g.m, g.n);
+  const Value value = accumulator_value(type);
+  encode_scalar(g.alpha, value, type, &params.scalars[0][0]);
+  encode_scalar(g.beta, value, type, &params.scalars[0][2]);
+  const std::string name = std::string("gemm_split_sum/") + dtype_info(type)->name + (with_addend ? "/addend" : "");
+  launch.run(name, [=] { return split_sum_source(type, with_addend); }, params, groups_for(g.batch * per_slice));
+  return true;
+}
+
+} // namespace
+
 void gemm(runtime::DeviceContext& context, const GemmProblem& g) {
   const std::string reason = gemm_unsupported_reason(context, g);
   TORCH_CHECK(reason.empty(), "torch_dml: matmul of ", g.a.ref.dtype, " cannot run on ", context.describe(), ": ",
               reason);
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
-  const c10::ScalarType type = g.a.ref.dtype;
   const bool with_addend = g.addend.has_value() && g.beta.toDouble() != 0.0;
-  const bool large = g.m >= kLargeTile && g.n >= kLargeTile && g.k >= kLargeSlice &&
-      gemm_accumulator(type) == c10::kFloat;
+  TileKernel kernel;
+  kernel.large = g.m >= kLargeTile && g.n >= kLargeTile && g.k >= kLargeSlice &&
+      gemm_accumulator(g.a.ref.dtype) == c10::kFloat;
   // The large kernel's global loads follow each operand's unit-stride dimension.
-  const bool a_rows_fast = g.a.row_stride == 1 && g.a.col_stride != 1;
-  const bool b_k_fast = g.b.row_stride == 1 && g.b.col_stride != 1;
-  const std::string name = std::string(large ? "gemm128/" : "gemm/") + dtype_info(type)->name +
-      (with_addend ? "/addend" : "") + (large && a_rows_fast ? "/a_t" : "") + (large && b_k_fast ? "/b_t" : "");
-  const auto make_source = [&] {
-    return large ? large_source(type, with_addend, a_rows_fast, b_k_fast) : small_source(type, with_addend);
-  };
-
+  kernel.a_rows_fast = g.a.row_stride == 1 && g.a.col_stride != 1;
+  kernel.b_k_fast = g.b.row_stride == 1 && g.b.col_stride != 1;
   const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
-  const uint64_t tile = large ? kLargeTile : kTile;
-  const uint64_t groups_x = (g.n + tile - 1) / tile, groups_y = (g.m + tile - 1) / tile;
-  TORCH_CHECK(groups_x <= max_groups && groups_y <= max_groups, "torch_dml: matmul of ", g.m, "x", g.k, " by ",
-              g.k, "x", g.n, " needs more workgroups than ", context.describe(), " dispatches");
+  const uint64_t tile = kernel.large ? kLargeTile : kTile;
+  kernel.groups_x = (g.n + tile - 1) / tile;
+  kernel.groups_y = (g.m + tile - 1) / tile;
+  TORCH_CHECK(kernel.groups_x <= max_groups && kernel.groups_y <= max_groups, "torch_dml: matmul of ", g.m, "x", g.k,
+              " by ", g.k, "x", g.n, " needs more workgroups than ", context.describe(), " dispatches");
+
+  const SplitPlan plan = split_plan(context, g, tile);
+  if (plan.slices > 1 && run_split(context, g, kernel, plan, with_addend)) return;
   // Batches beyond the dispatch limit run as successive dispatches over batch ranges.
   for (uint64_t first = 0; first < g.batch; first += max_groups) {
     const uint64_t count = std::min<uint64_t>(g.batch - first, max_groups);
@@ -134,30 +286,10 @@ void gemm(runtime::DeviceContext& context, const GemmProblem& g) {
       moved.ref.element_offset += first * op.batch_stride;
       return moved;
     };
-    const MatrixOperand a = shifted(g.a), b = shifted(g.b), out = shifted(g.out);
-    Launch launch(context, "matmul", type);
-    wgsl::GemmParams params = {};
-    params.dims[0] = static_cast<uint32_t>(g.m);
-    params.dims[1] = static_cast<uint32_t>(g.n);
-    params.dims[2] = static_cast<uint32_t>(g.k);
-    params.dims[3] = static_cast<uint32_t>(count);
-    // Each operand is bound over the span its strides reach; offset, then the strides, per operand.
-    auto bind = [&](uint32_t* slot, const MatrixOperand& op, uint64_t rows, uint64_t cols) {
-      slot[0] = launch.bind(op.ref, span_of(op, count, rows, cols));
-      slot[1] = static_cast<uint32_t>(op.batch_stride);
-      slot[2] = static_cast<uint32_t>(op.row_stride);
-      slot[3] = static_cast<uint32_t>(op.col_stride);
-    };
-    bind(params.out, out, g.m, g.n);
-    bind(params.a, a, g.m, g.k);
-    bind(params.b, b, g.k, g.n);
-    // Without an addend, `out` is bound in its place (unread), keeping the layout.
-    bind(params.addend, with_addend ? shifted(*g.addend) : out, g.m, g.n);
-    const Value value = accumulator_value(type);
-    encode_scalar(g.alpha, value, type, &params.scalars[0][0]);
-    encode_scalar(g.beta, value, type, &params.scalars[0][2]);
-    launch.run3d(name, make_source, params, static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y),
-                 static_cast<uint32_t>(count));
+    std::optional<MatrixOperand> addend;
+    if (with_addend) addend = shifted(*g.addend);
+    kernel.run(context, g, count, SplitPlan{1, g.k}, shifted(g.a), shifted(g.b), shifted(g.out), addend, g.alpha,
+               g.beta);
   }
 }
 

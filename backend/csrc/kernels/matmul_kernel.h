@@ -1,6 +1,7 @@
 // Batched GEMM: out[b] = alpha * A[b] @ B[b] + beta * addend[b], any strides on every operand (so
 // transposed and broadcast operands need no copies). A, B and the addend share one dtype; the
-// output is gemm_accumulator's dtype.
+// output is gemm_accumulator's dtype. An output of few tiles over a long K runs split-K: two
+// dispatches, the second adding the slices' partial products in a fixed order.
 #pragma once
 
 #include <c10/core/Scalar.h>

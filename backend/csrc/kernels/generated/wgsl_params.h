@@ -407,6 +407,7 @@ struct alignas(16) GemmParams {
   uint32_t out[4] = {};
   uint32_t addend[4] = {};
   uint32_t scalars[1][4] = {};
+  uint32_t split[4] = {};
 };
 static_assert(offsetof(GemmParams, dims) == 0);
 static_assert(offsetof(GemmParams, a) == 16);
@@ -414,7 +415,8 @@ static_assert(offsetof(GemmParams, b) == 32);
 static_assert(offsetof(GemmParams, out) == 48);
 static_assert(offsetof(GemmParams, addend) == 64);
 static_assert(offsetof(GemmParams, scalars) == 80);
-static_assert(sizeof(GemmParams) == 96);
+static_assert(offsetof(GemmParams, split) == 96);
+static_assert(sizeof(GemmParams) == 112);
 
 // The uniform block of gemm128.wgsl.
 struct alignas(16) Gemm128Params {
@@ -424,6 +426,7 @@ struct alignas(16) Gemm128Params {
   uint32_t out[4] = {};
   uint32_t addend[4] = {};
   uint32_t scalars[1][4] = {};
+  uint32_t split[4] = {};
 };
 static_assert(offsetof(Gemm128Params, dims) == 0);
 static_assert(offsetof(Gemm128Params, a) == 16);
@@ -431,7 +434,23 @@ static_assert(offsetof(Gemm128Params, b) == 32);
 static_assert(offsetof(Gemm128Params, out) == 48);
 static_assert(offsetof(Gemm128Params, addend) == 64);
 static_assert(offsetof(Gemm128Params, scalars) == 80);
-static_assert(sizeof(Gemm128Params) == 96);
+static_assert(offsetof(Gemm128Params, split) == 96);
+static_assert(sizeof(Gemm128Params) == 112);
+
+// The uniform block of gemm_split_sum.wgsl.
+struct alignas(16) GemmSplitSumParams {
+  uint32_t dims[4] = {};
+  uint32_t partials[4] = {};
+  uint32_t out[4] = {};
+  uint32_t addend[4] = {};
+  uint32_t scalars[1][4] = {};
+};
+static_assert(offsetof(GemmSplitSumParams, dims) == 0);
+static_assert(offsetof(GemmSplitSumParams, partials) == 16);
+static_assert(offsetof(GemmSplitSumParams, out) == 32);
+static_assert(offsetof(GemmSplitSumParams, addend) == 48);
+static_assert(offsetof(GemmSplitSumParams, scalars) == 64);
+static_assert(sizeof(GemmSplitSumParams) == 80);
 
 // The uniform block of index_add.wgsl.
 struct alignas(16) IndexAddParams {

@@ -1732,9 +1732,15 @@ R"wgsl(// out = alpha * (A @ B) [+ beta * addend] for a batch of matrices, every
 // floats up to 32 bits, int32 (wrapping, as the CPU's narrower ints wrap) for the narrower ints,
 // float64 and int64 in themselves (two tiles of them fill the 16 KiB of workgroup memory WebGPU
 // guarantees). A variant without an addend binds `out` in its place.
+// Split-K (p.split.x slices > 1): workgroup z is batch * slices + slice, the workgroup walks only its
+// slice's p.split.y elements of K, and writes its tile (alpha 1, no addend) at out's batch index z:
+// gemm_split_sum.wgsl adds the slices up.
 // `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
 // between adapters, within the tolerance any reordered dot product needs.
 
+// ---- lib/gemm_params.wgsl ----
+// The uniform block of the GEMM tile kernels (gemm.wgsl, gemm128.wgsl): one layout, so one host-side
+// struct fills either.
 struct Params {
   dims: vec4<u32>,   // m, n, k, batches in this dispatch
   a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
@@ -1742,8 +1748,9 @@ struct Params {
   out: vec4<u32>,
   addend: vec4<u32>,
   scalars: array<vec4<u32>, 1>, // alpha, beta in the accumulator's type
+  split: vec4<u32>,  // slices of K (1: no split), elements of K per slice, unused, unused
 }
-
+// ---- end of lib/gemm_params.wgsl ----
 @group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
 @group(0) @binding(1) var<storage, read_write> a: {{operand_array}};
 @group(0) @binding(2) var<storage, read_write> b: {{operand_array}};
@@ -1780,25 +1787,27 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   let m = p.dims.x;
   let n = p.dims.y;
   let k = p.dims.z;
-  let batch = group.z;
+  let batch = group.z / p.split.x;
+  let k_begin = (group.z % p.split.x) * p.split.y;
+  let k_end = min(k, k_begin + p.split.y);
   let row0 = group.y * 64u;
   let col0 = group.x * 64u;
   let tid = local.y * 16u + local.x;
   let a_base = p.a.x + batch * p.a.y;
   let b_base = p.b.x + batch * p.b.y;
   var acc: array<{{acc}}, 16>;
-  for (var k0 = 0u; k0 < k; k0 += 16u) {
+  for (var k0 = k_begin; k0 < k_end; k0 += 16u) {
     for (var i = 0u; i < 4u; i++) {
       let e = tid + i * 256u;
       let r = e / 16u;
       let kk = e % 16u;
       var v = {{acc}}(0);
-      if (row0 + r < m && k0 + kk < k) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      if (row0 + r < m && k0 + kk < k_end) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
       tile_a[kk * 64u + r] = v;
       let kb = e / 64u;
       let c = e % 64u;
       var u = {{acc}}(0);
-      if (k0 + kb < k && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      if (k0 + kb < k_end && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
       tile_b[kb * 64u + c] = u;
     }
     workgroupBarrier();
@@ -1825,7 +1834,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         if (WITH_ADDEND) {
           v += beta() * load_addend(p.addend.x + batch * p.addend.y + row * p.addend.z + col * p.addend.w);
         }
-        out[p.out.x + batch * p.out.y + row * p.out.z + col * p.out.w] = v;
+        out[p.out.x + group.z * p.out.y + row * p.out.z + col * p.out.w] = v;
       }
     }
   }
@@ -1842,16 +1851,22 @@ R"wgsl(// out = alpha * (A @ B) [+ beta * addend] in float32 for outputs of at l
 // Every operand is indexed through its strides. A slice's global loads run along the operand's
 // unit-stride dimension (A_ROWS_FAST: A transposed; B_K_FAST: B transposed, as in linear), so
 // neighbouring threads read neighbouring elements. A variant without an addend binds `out` in its place.
+// Split-K as in gemm.wgsl: workgroup z is batch * slices + slice, over its slice of K only, its tile
+// written at out's batch index z.
 
+// ---- lib/gemm_params.wgsl ----
+// The uniform block of the GEMM tile kernels (gemm.wgsl, gemm128.wgsl): one layout, so one host-side
+// struct fills either.
 struct Params {
   dims: vec4<u32>,   // m, n, k, batches in this dispatch
   a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
   b: vec4<u32>,
   out: vec4<u32>,
   addend: vec4<u32>,
-  scalars: array<vec4<u32>, 1>, // alpha, beta (float32)
+  scalars: array<vec4<u32>, 1>, // alpha, beta in the accumulator's type
+  split: vec4<u32>,  // slices of K (1: no split), elements of K per slice, unused, unused
 }
-
+// ---- end of lib/gemm_params.wgsl ----
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
 @group(0) @binding(2) var<storage, read_write> b: array<u32>;
@@ -1879,7 +1894,8 @@ fn load_addend(i: u32) -> f32 {
 }
 
 // Columns col..col+3 of one output row, from one accumulator register.
-fn store4(batch: u32, row: u32, col: u32, c: vec4<f32>) {
+// `batch` indexes the addend, `slot` the output (batch * slices + slice).
+fn store4(batch: u32, slot: u32, row: u32, col: u32, c: vec4<f32>) {
   if (row >= p.dims.x) { return; }
   let alpha = {{alpha}};
   let beta = {{beta}};
@@ -1889,7 +1905,7 @@ fn store4(batch: u32, row: u32, col: u32, c: vec4<f32>) {
       if (WITH_ADDEND) {
         v += beta * load_addend(p.addend.x + batch * p.addend.y + row * p.addend.z + (col + j) * p.addend.w);
       }
-      out[p.out.x + batch * p.out.y + row * p.out.z + (col + j) * p.out.w] = v;
+      out[p.out.x + slot * p.out.y + row * p.out.z + (col + j) * p.out.w] = v;
     }
   }
 }
@@ -1899,7 +1915,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   let m = p.dims.x;
   let n = p.dims.y;
   let k = p.dims.z;
-  let batch = group.z;
+  let batch = group.z / p.split.x;
+  let k_begin = (group.z % p.split.x) * p.split.y;
+  let k_end = min(k, k_begin + p.split.y);
   let row0 = group.y * 128u;
   let col0 = group.x * 128u;
   let tid = local.y * 16u + local.x;
@@ -1915,7 +1933,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   var c50 = vec4<f32>(0.0f); var c51 = vec4<f32>(0.0f);
   var c60 = vec4<f32>(0.0f); var c61 = vec4<f32>(0.0f);
   var c70 = vec4<f32>(0.0f); var c71 = vec4<f32>(0.0f);
-  for (var k0 = 0u; k0 < k; k0 += 8u) {
+  for (var k0 = k_begin; k0 < k_end; k0 += 8u) {
     for (var i = 0u; i < 4u; i++) {
       let e = tid + i * 256u;
       var r = e / 8u;
@@ -1925,7 +1943,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         kk = e / 128u;
       }
       var v = 0.0f;
-      if (row0 + r < m && k0 + kk < k) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      if (row0 + r < m && k0 + kk < k_end) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
       tile_a[kk * 32u + r / 4u][r % 4u] = v;
       var c = e % 128u;
       var kb = e / 128u;
@@ -1934,7 +1952,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         kb = e % 8u;
       }
       var u = 0.0f;
-      if (k0 + kb < k && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      if (k0 + kb < k_end && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
       tile_b[kb * 32u + c / 4u][c % 4u] = u;
     }
     workgroupBarrier();
@@ -1956,17 +1974,89 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   }
   let top = row0 + local.y * 4u;
   let left = col0 + local.x * 4u;
-  store4(batch, top + 0u, left, c00); store4(batch, top + 0u, left + 64u, c01);
-  store4(batch, top + 1u, left, c10); store4(batch, top + 1u, left + 64u, c11);
-  store4(batch, top + 2u, left, c20); store4(batch, top + 2u, left + 64u, c21);
-  store4(batch, top + 3u, left, c30); store4(batch, top + 3u, left + 64u, c31);
-  store4(batch, top + 64u, left, c40); store4(batch, top + 64u, left + 64u, c41);
-  store4(batch, top + 65u, left, c50); store4(batch, top + 65u, left + 64u, c51);
-  store4(batch, top + 66u, left, c60); store4(batch, top + 66u, left + 64u, c61);
-  store4(batch, top + 67u, left, c70); store4(batch, top + 67u, left + 64u, c71);
+  store4(batch, group.z, top + 0u, left, c00); store4(batch, group.z, top + 0u, left + 64u, c01);
+  store4(batch, group.z, top + 1u, left, c10); store4(batch, group.z, top + 1u, left + 64u, c11);
+  store4(batch, group.z, top + 2u, left, c20); store4(batch, group.z, top + 2u, left + 64u, c21);
+  store4(batch, group.z, top + 3u, left, c30); store4(batch, group.z, top + 3u, left + 64u, c31);
+  store4(batch, group.z, top + 64u, left, c40); store4(batch, group.z, top + 64u, left + 64u, c41);
+  store4(batch, group.z, top + 65u, left, c50); store4(batch, group.z, top + 65u, left + 64u, c51);
+  store4(batch, group.z, top + 66u, left, c60); store4(batch, group.z, top + 66u, left + 64u, c61);
+  store4(batch, group.z, top + 67u, left, c70); store4(batch, group.z, top + 67u, left + 64u, c71);
 }
 )wgsl",
 gemm128_holes, 8};
+
+inline constexpr std::string_view gemm_split_sum_holes[] = {"acc", "operand_array", "with_addend", "load_addend", "workgroup_size", "alpha", "beta"};
+inline constexpr Family gemm_split_sum{"gemm_split_sum",
+R"wgsl(// The second pass of a split-K GEMM (gemm.wgsl, gemm128.wgsl with p.split.x > 1): one thread per
+// output element adds its slices' partial products in slice order (the same sum on every run and
+// every adapter; no atomics), then applies the epilogue the one-pass kernels apply:
+// out = alpha * sum [+ beta * addend], written in {{acc}} through out's strides. A variant without an
+// addend binds `out` in its place.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  dims: vec4<u32>,     // m, n, slices, outputs in this dispatch (batches * m * n)
+  partials: vec4<u32>, // offset, distance between slices, distance between batches (elements), unused
+  out: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
+  addend: vec4<u32>,
+  scalars: array<vec4<u32>, 1>, // alpha, beta in the accumulator's type
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
+@group(0) @binding(1) var<storage, read_write> partials: array<{{acc}}>;
+@group(0) @binding(2) var<storage, read_write> addend: {{operand_array}};
+@group(0) @binding(3) var<uniform> p: Params;
+
+const WITH_ADDEND: bool = {{with_addend}};
+
+fn load_addend(i: u32) -> {{acc}} {
+  return {{load_addend}};
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let i = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (i >= p.dims.w) { return; }
+  let per_batch = p.dims.x * p.dims.y;
+  let batch = i / per_batch;
+  let e = i % per_batch;
+  let row = e / p.dims.y;
+  let col = e % p.dims.y;
+  let first = p.partials.x + batch * p.partials.z + e;
+  let stride = p.partials.y;
+  var sum = partials[first];
+  var s = 1u;
+  // Four loads issued before their four additions (still one after another, in slice order): a
+  // thread waits out one memory latency per four slices, not per slice.
+  for (; s + 4u <= p.dims.z; s += 4u) {
+    let at = first + s * stride;
+    let v0 = partials[at];
+    let v1 = partials[at + stride];
+    let v2 = partials[at + 2u * stride];
+    let v3 = partials[at + 3u * stride];
+    sum = (((sum + v0) + v1) + v2) + v3;
+  }
+  for (; s < p.dims.z; s++) {
+    sum += partials[first + s * stride];
+  }
+  var v = {{alpha}} * sum;
+  if (WITH_ADDEND) {
+    v += {{beta}} * load_addend(p.addend.x + batch * p.addend.y + row * p.addend.z + col * p.addend.w);
+  }
+  out[p.out.x + batch * p.out.y + row * p.out.z + col * p.out.w] = v;
+}
+)wgsl",
+gemm_split_sum_holes, 7};
 
 inline constexpr std::string_view index_add_holes[] = {"acc", "array", "fold_out", "helpers", "source_load", "alpha", "start", "term", "combine", "divide", "workgroup_size", "store"};
 inline constexpr Family index_add{"index_add",

@@ -4,17 +4,13 @@
 // floats up to 32 bits, int32 (wrapping, as the CPU's narrower ints wrap) for the narrower ints,
 // float64 and int64 in themselves (two tiles of them fill the 16 KiB of workgroup memory WebGPU
 // guarantees). A variant without an addend binds `out` in its place.
+// Split-K (p.split.x slices > 1): workgroup z is batch * slices + slice, the workgroup walks only its
+// slice's p.split.y elements of K, and writes its tile (alpha 1, no addend) at out's batch index z:
+// gemm_split_sum.wgsl adds the slices up.
 // `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
 // between adapters, within the tolerance any reordered dot product needs.
 
-struct Params {
-  dims: vec4<u32>,   // m, n, k, batches in this dispatch
-  a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
-  b: vec4<u32>,
-  out: vec4<u32>,
-  addend: vec4<u32>,
-  scalars: array<vec4<u32>, 1>, // alpha, beta in the accumulator's type
-}
+//! include lib/gemm_params.wgsl
 
 @group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
 @group(0) @binding(1) var<storage, read_write> a: {{operand_array}};
@@ -52,25 +48,27 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   let m = p.dims.x;
   let n = p.dims.y;
   let k = p.dims.z;
-  let batch = group.z;
+  let batch = group.z / p.split.x;
+  let k_begin = (group.z % p.split.x) * p.split.y;
+  let k_end = min(k, k_begin + p.split.y);
   let row0 = group.y * 64u;
   let col0 = group.x * 64u;
   let tid = local.y * 16u + local.x;
   let a_base = p.a.x + batch * p.a.y;
   let b_base = p.b.x + batch * p.b.y;
   var acc: array<{{acc}}, 16>;
-  for (var k0 = 0u; k0 < k; k0 += 16u) {
+  for (var k0 = k_begin; k0 < k_end; k0 += 16u) {
     for (var i = 0u; i < 4u; i++) {
       let e = tid + i * 256u;
       let r = e / 16u;
       let kk = e % 16u;
       var v = {{acc}}(0);
-      if (row0 + r < m && k0 + kk < k) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      if (row0 + r < m && k0 + kk < k_end) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
       tile_a[kk * 64u + r] = v;
       let kb = e / 64u;
       let c = e % 64u;
       var u = {{acc}}(0);
-      if (k0 + kb < k && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      if (k0 + kb < k_end && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
       tile_b[kb * 64u + c] = u;
     }
     workgroupBarrier();
@@ -97,7 +95,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         if (WITH_ADDEND) {
           v += beta() * load_addend(p.addend.x + batch * p.addend.y + row * p.addend.z + col * p.addend.w);
         }
-        out[p.out.x + batch * p.out.y + row * p.out.z + col * p.out.w] = v;
+        out[p.out.x + group.z * p.out.y + row * p.out.z + col * p.out.w] = v;
       }
     }
   }

@@ -5,15 +5,10 @@
 // Every operand is indexed through its strides. A slice's global loads run along the operand's
 // unit-stride dimension (A_ROWS_FAST: A transposed; B_K_FAST: B transposed, as in linear), so
 // neighbouring threads read neighbouring elements. A variant without an addend binds `out` in its place.
+// Split-K as in gemm.wgsl: workgroup z is batch * slices + slice, over its slice of K only, its tile
+// written at out's batch index z.
 
-struct Params {
-  dims: vec4<u32>,   // m, n, k, batches in this dispatch
-  a: vec4<u32>,      // offset, batch stride, row stride, column stride (elements)
-  b: vec4<u32>,
-  out: vec4<u32>,
-  addend: vec4<u32>,
-  scalars: array<vec4<u32>, 1>, // alpha, beta (float32)
-}
+//! include lib/gemm_params.wgsl
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
@@ -42,7 +37,8 @@ fn load_addend(i: u32) -> f32 {
 }
 
 // Columns col..col+3 of one output row, from one accumulator register.
-fn store4(batch: u32, row: u32, col: u32, c: vec4<f32>) {
+// `batch` indexes the addend, `slot` the output (batch * slices + slice).
+fn store4(batch: u32, slot: u32, row: u32, col: u32, c: vec4<f32>) {
   if (row >= p.dims.x) { return; }
   let alpha = {{alpha}};
   let beta = {{beta}};
@@ -52,7 +48,7 @@ fn store4(batch: u32, row: u32, col: u32, c: vec4<f32>) {
       if (WITH_ADDEND) {
         v += beta * load_addend(p.addend.x + batch * p.addend.y + row * p.addend.z + (col + j) * p.addend.w);
       }
-      out[p.out.x + batch * p.out.y + row * p.out.z + (col + j) * p.out.w] = v;
+      out[p.out.x + slot * p.out.y + row * p.out.z + (col + j) * p.out.w] = v;
     }
   }
 }
@@ -62,7 +58,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   let m = p.dims.x;
   let n = p.dims.y;
   let k = p.dims.z;
-  let batch = group.z;
+  let batch = group.z / p.split.x;
+  let k_begin = (group.z % p.split.x) * p.split.y;
+  let k_end = min(k, k_begin + p.split.y);
   let row0 = group.y * 128u;
   let col0 = group.x * 128u;
   let tid = local.y * 16u + local.x;
@@ -78,7 +76,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   var c50 = vec4<f32>(0.0f); var c51 = vec4<f32>(0.0f);
   var c60 = vec4<f32>(0.0f); var c61 = vec4<f32>(0.0f);
   var c70 = vec4<f32>(0.0f); var c71 = vec4<f32>(0.0f);
-  for (var k0 = 0u; k0 < k; k0 += 8u) {
+  for (var k0 = k_begin; k0 < k_end; k0 += 8u) {
     for (var i = 0u; i < 4u; i++) {
       let e = tid + i * 256u;
       var r = e / 8u;
@@ -88,7 +86,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         kk = e / 128u;
       }
       var v = 0.0f;
-      if (row0 + r < m && k0 + kk < k) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      if (row0 + r < m && k0 + kk < k_end) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
       tile_a[kk * 32u + r / 4u][r % 4u] = v;
       var c = e % 128u;
       var kb = e / 128u;
@@ -97,7 +95,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         kb = e % 8u;
       }
       var u = 0.0f;
-      if (k0 + kb < k && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      if (k0 + kb < k_end && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
       tile_b[kb * 32u + c / 4u][c % 4u] = u;
     }
     workgroupBarrier();
@@ -119,12 +117,12 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   }
   let top = row0 + local.y * 4u;
   let left = col0 + local.x * 4u;
-  store4(batch, top + 0u, left, c00); store4(batch, top + 0u, left + 64u, c01);
-  store4(batch, top + 1u, left, c10); store4(batch, top + 1u, left + 64u, c11);
-  store4(batch, top + 2u, left, c20); store4(batch, top + 2u, left + 64u, c21);
-  store4(batch, top + 3u, left, c30); store4(batch, top + 3u, left + 64u, c31);
-  store4(batch, top + 64u, left, c40); store4(batch, top + 64u, left + 64u, c41);
-  store4(batch, top + 65u, left, c50); store4(batch, top + 65u, left + 64u, c51);
-  store4(batch, top + 66u, left, c60); store4(batch, top + 66u, left + 64u, c61);
-  store4(batch, top + 67u, left, c70); store4(batch, top + 67u, left + 64u, c71);
+  store4(batch, group.z, top + 0u, left, c00); store4(batch, group.z, top + 0u, left + 64u, c01);
+  store4(batch, group.z, top + 1u, left, c10); store4(batch, group.z, top + 1u, left + 64u, c11);
+  store4(batch, group.z, top + 2u, left, c20); store4(batch, group.z, top + 2u, left + 64u, c21);
+  store4(batch, group.z, top + 3u, left, c30); store4(batch, group.z, top + 3u, left + 64u, c31);
+  store4(batch, group.z, top + 64u, left, c40); store4(batch, group.z, top + 64u, left + 64u, c41);
+  store4(batch, group.z, top + 65u, left, c50); store4(batch, group.z, top + 65u, left + 64u, c51);
+  store4(batch, group.z, top + 66u, left, c60); store4(batch, group.z, top + 66u, left + 64u, c61);
+  store4(batch, group.z, top + 67u, left, c70); store4(batch, group.z, top + 67u, left + 64u, c71);
 }
