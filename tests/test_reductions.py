@@ -370,3 +370,23 @@ def test_aminmax_nan_out_and_errors():
         torch.aminmax(torch.empty(0, 3, device="dml"), dim=0)
     with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
         torch.aminmax(d, dim=0, out=(torch.empty(0, dtype=torch.float64, device="dml"), hi))
+
+
+def test_indices_into_a_strided_out(strict):
+    # make_reduction refuses value and index outputs of different strides: an argmax into a column of a
+    # wider tensor raised "expected both outputs to have same strides".
+    x = torch.randn(4, 6, generator=torch.Generator().manual_seed(3))
+    d = x.to("dml")
+    for op, dim in ((torch.argmax, 0), (torch.argmin, 1)):
+        expected = op(x, dim)
+        column = torch.zeros(expected.numel(), 3, dtype=torch.long, device="dml")
+        op(d, dim, out=column[:, 1])
+        assert torch.equal(column[:, 1].cpu(), expected) and column[:, 0::2].count_nonzero().item() == 0
+    values = torch.zeros(6, 2, device="dml")
+    indices = torch.zeros(2, 6, dtype=torch.long, device="dml").t()  # row-major values, column-major indices
+    torch.max(d, 0, out=(values[:, 0], indices[:, 1]))
+    reference = x.max(0)
+    assert torch.equal(values[:, 0].cpu(), reference.values) and torch.equal(indices[:, 1].cpu(), reference.indices)
+    keep = torch.empty(6, 1, dtype=torch.long, device="dml").as_strided((6, 1), (1, 7))  # odd stride on a size-1 dim
+    torch.argmax(d.t(), 1, keepdim=True, out=keep)
+    assert torch.equal(keep.cpu(), x.t().argmax(1, keepdim=True))

@@ -8,6 +8,7 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/util/strides.h>
 
 #include <cmath>
 #include <limits>
@@ -128,14 +129,19 @@ void reduce_with_indices(ReduceOp op, const char* name, const at::Tensor& self, 
                          const at::Tensor& values, const at::Tensor& indices) {
   const c10::ScalarType acc = kernels::reduce_accumulator(op, self.scalar_type(), self.scalar_type());
   c10::DeviceGuard guard(self.device());
-  at::Tensor acc_values = values.defined() && values.scalar_type() == acc
-      ? values
-      : at::empty({0}, self.options().dtype(acc));
-  at::Tensor index_out = indices;
+  // make_reduction wants both outputs with the same strides: an out= that is not row-major (argmax into
+  // a column, say) gets a fresh output, copied into it afterwards.
+  const auto row_major = [](const at::Tensor& t) {
+    return t.strides() == c10::IntArrayRef(c10::contiguous_strides(t.sizes()));
+  };
+  const bool values_direct = values.defined() && values.scalar_type() == acc && row_major(values);
+  at::Tensor acc_values = values_direct ? values : at::empty({0}, self.options().dtype(acc));
+  at::Tensor index_out = row_major(indices) ? indices : at::empty({0}, indices.options());
   const at::Tensor input = self.scalar_type() == acc ? self : self.to(acc);
   auto iter = at::native::make_reduction(name, acc_values, index_out, input, dim, keepdim, acc, c10::kLong);
   launch(op, name, iter, 2, input, {});
   if (values.defined() && !acc_values.is_same(values)) assign_out(values, acc_values);
+  if (!index_out.is_same(indices)) assign_out(indices, index_out);
 }
 
 
