@@ -15,6 +15,7 @@ subgroup size) is varied.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import re
 import struct
@@ -195,6 +196,116 @@ def test_fmod_and_remainder_with_subnormals(dtype, strict):
     dx, dy = x.to("dml"), y.to("dml")
     assert torch.equal(torch.fmod(dx, dy).cpu(), torch.fmod(x, y))
     assert torch.equal(torch.remainder(dx, dy).cpu(), torch.remainder(x, y))
+
+
+def special_pairs(dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every pair of subnormals (of the dtype and, below float32, of float32), normals, signed zeros,
+    infinities and NaN, as float64 values the dtype holds exactly."""
+    info = torch.finfo(dtype)
+    sub = info.smallest_normal * info.eps
+    base = [sub, 3 * sub, sub * 2 ** 5 + sub, info.smallest_normal - sub, info.smallest_normal,
+            info.smallest_normal * 1.5, info.smallest_normal * 2 + sub * 2, 1.0, 3.0, 0.5 + info.eps, 1e3, info.max]
+    if dtype == torch.bfloat16:
+        base += [2.0 ** -130, 2.0 ** -126 + 2.0 ** -133]
+    values = torch.tensor(base + [-v for v in base] + [0.0, -0.0, math.inf, -math.inf, math.nan], dtype=torch.float64)
+    values = values.to(dtype)
+    x, y = torch.cartesian_prod(values, values).unbind(1)
+    return x.contiguous(), y.contiguous()
+
+
+def same_values(got: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
+    """Equal with the sign of zero, or both NaN."""
+    both_nan = got.isnan() & want.isnan()
+    return both_nan | ((got == want) & (got.signbit() == want.signbit()))
+
+
+# Ops by torch function name and keyword arguments (they travel to a subprocess as such).
+FLOAT_PAIR_OPS = {
+    "fmod": ("fmod", {}), "remainder": ("remainder", {}), "floor_divide": ("floor_divide", {}),
+    "div_floor": ("div", {"rounding_mode": "floor"}), "div_trunc": ("div", {"rounding_mode": "trunc"}),
+    "nextafter": ("nextafter", {}), "copysign": ("copysign", {}),
+}
+FLOAT_UNARY_OPS = {name: (name, {}) for name in ("sign", "sgn", "abs", "neg", "signbit")}
+
+
+def pair_ops(dtype: torch.dtype) -> dict[str, tuple[str, dict]]:
+    # nextafter of float16 and bfloat16 steps by a float32 ulp (the computation type), a known gap.
+    wide = dtype in (torch.float32, torch.float64)
+    return {name: op for name, op in FLOAT_PAIR_OPS.items() if wide or name != "nextafter"}
+
+
+def apply(op: tuple[str, dict], *args: torch.Tensor) -> torch.Tensor:
+    return getattr(torch, op[0])(*args, **op[1])
+
+
+def scalar_reference(op: tuple[str, dict], *args: torch.Tensor) -> torch.Tensor:
+    """The CPU's result element by element: its vectorised fmod (Sleef's, also under remainder) returns
+    NaN where the quotient overflows (fmod(1, 1e-45)), the scalar path C's exact fmod."""
+    return torch.cat([apply(op, *(a[i:i + 1] for a in args)) for i in range(args[0].numel())])
+
+
+def mismatches(got: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
+    return ~same_values(got, want) if want.is_floating_point() else got != want
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_exact_float_ops_with_subnormals_signed_zeros_and_specials(dtype, strict):
+    # What the CPU gives exactly (fmod, remainder, floor and trunc division, nextafter, sign...) must
+    # not depend on the driver keeping subnormals: each of these works on the bits.
+    x, y = special_pairs(dtype)
+    dx, dy = x.to("dml"), y.to("dml")
+    for name, op in pair_ops(dtype).items():
+        want, got = scalar_reference(op, x, y), apply(op, dx, dy).cpu()
+        bad = mismatches(got, want)
+        assert not bad.any(), (name, x[bad][:6], y[bad][:6], got[bad][:6], want[bad][:6])
+    for name, op in FLOAT_UNARY_OPS.items():
+        want, got = scalar_reference(op, x), apply(op, dx).cpu()
+        bad = mismatches(got, want)
+        assert not bad.any(), (name, x[bad][:6], got[bad][:6], want[bad][:6])
+
+
+# lavapipe runs shaders on threads that inherit the x86 floating point mode (MXCSR) of the thread that
+# creates the device: with flush-to-zero and denormals-are-zero set then, it flushes float32 (and
+# float64) subnormals in arithmetic, inputs and results, as NVIDIA does with float32.
+FLUSHING_SCRIPT = textwrap.dedent("""
+    import sys
+    import torch
+    assert torch.set_flush_denormal(True)
+    import torch_dml
+    (torch.ones(1, device="dml") * 2).cpu()
+    torch.set_flush_denormal(False)
+    tiny = torch.tensor([1e-40, 3e-40])
+    flushing = (tiny.to("dml") * torch.ones(2, device="dml")).cpu()
+    results = {}
+    with torch_dml.strict():
+        for key, ((name, kwargs), args) in torch.load(sys.argv[1]).items():
+            results[key] = getattr(torch, name)(*(a.to("dml") for a in args), **kwargs).cpu()
+    torch.save({"flushing": flushing, "results": results}, sys.argv[2])
+""")
+
+
+def test_exact_float_ops_on_a_driver_that_flushes_subnormals(tmp_path):
+    if "llvmpipe" not in torch_dml.device_name(0):
+        pytest.skip("only lavapipe can be made to flush subnormals")
+    cases = {}
+    for dtype in FLOATS:
+        x, y = special_pairs(dtype)
+        cases |= {f"{name}/{dtype}": (op, (x, y)) for name, op in pair_ops(dtype).items()}
+        cases |= {f"{name}/{dtype}": (op, (x,)) for name, op in FLOAT_UNARY_OPS.items()}
+    a, b = awkward_f32(20000, 1), awkward_f32(20000, 2)
+    b[b == 0] = 1.5
+    cases |= {f"{name}/awkward": (FLOAT_PAIR_OPS[name], (a, b))
+              for name in ("fmod", "remainder", "div_floor", "div_trunc", "nextafter")}
+    torch.save(cases, tmp_path / "cases.pt")
+    run = subprocess.run([sys.executable, "-c", FLUSHING_SCRIPT, str(tmp_path / "cases.pt"), str(tmp_path / "out.pt")],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = torch.load(tmp_path / "out.pt")
+    assert torch.equal(out["flushing"], torch.zeros(2)), "lavapipe kept subnormals: the test would check nothing"
+    for key, (op, args) in cases.items():
+        want, got = scalar_reference(op, *args), out["results"][key]
+        bad = mismatches(got, want)
+        assert not bad.any(), (key, [t[bad][:6] for t in args], got[bad][:6], want[bad][:6])
 
 
 def test_var_of_a_constant_row_is_exactly_zero(strict):

@@ -47,7 +47,7 @@ R"wgsl(fn round_pack_(sign: UT, q: UT, e: i32, sticky: bool) -> T {
     k = 0;
   }
   if (lost > half || (lost == half && (sticky || (m & UT(1)) != UT(0)))) { m = m + UT(1); }
-  if (k == 0) { return bitcast<T>(sign | m); }
+  if (k == 0 || m < HIDDEN) { return bitcast<T>(sign | m); }
   if (m >= (HIDDEN << 1u)) {
     m = m >> 1u;
     k = k + 1;
@@ -61,6 +61,19 @@ R"wgsl(fn is_zero_(x: T) -> bool { return (bitcast<UT>(x) & ABS_MASK) == UT(0); 
 )wgsl"},
     {"is_neg_",
 R"wgsl(fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) && !is_zero_(x); }
+)wgsl"},
+    {"fsign_",
+R"wgsl(fn fsign_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a > INF_BITS) { return T(0); }
+  return select(T(1), T(-1), (bitcast<UT>(x) & SIGN_BIT) != UT(0));
+}
+)wgsl"},
+    {"fabs_",
+R"wgsl(fn fabs_(x: T) -> T { return bitcast<T>(bitcast<UT>(x) & ABS_MASK); }
+)wgsl"},
+    {"fneg_",
+R"wgsl(fn fneg_(x: T) -> T { return bitcast<T>(bitcast<UT>(x) ^ SIGN_BIT); }
 )wgsl"},
     {"fmod_",
 R"wgsl(fn fmod_(x: T, y: T) -> T {
@@ -118,6 +131,31 @@ R"wgsl(fn div_rn_(a: T, b: T) -> T {
   return round_pack_(sign, q, e, r != UT(0));
 }
 )wgsl"},
+    {"shrink_",
+R"wgsl(fn shrink_(x: T, y: T) -> T {
+  let ux = bitcast<UT>(x);
+  let big = ux & ABS_MASK;
+  let small = bitcast<UT>(y) & ABS_MASK;
+  if (small == UT(0)) { return x; }
+  if (big == small) { return bitcast<T>(UT(0)); }
+  let pb = parts_(big);
+  let ps = parts_(small);
+  let d = pb.e - ps.e;
+  // |y| below a quarter of x's ulp: the difference rounds back to x.
+  if (d > MANTI + 3) { return x; }
+  let wide = pb.m << 3u;
+  let sub = ps.m << 3u;
+  let kept = sub >> u32(d);
+  let sticky = (kept << u32(d)) != sub;
+  var q = wide - kept - select(UT(0), UT(1), sticky);
+  var e = pb.e;
+  while (q < (HIDDEN << 3u) && e > 1) {
+    q = q << 1u;
+    e = e - 1;
+  }
+  return round_pack_(ux & SIGN_BIT, q >> 2u, e, sticky || (q & UT(3)) != UT(0));
+}
+)wgsl"},
 };
 
 inline constexpr Helper f32_bits[] = {
@@ -151,8 +189,9 @@ R"wgsl(fn nextafter_(x: f32, y: f32) -> f32 {
   let uy = bitcast<u32>(y);
   if (ux == uy || ((ux | uy) & 0x7fffffffu) == 0u) { return y; }
   if ((ux & 0x7fffffffu) == 0u) { return bitcast<f32>((uy & 0x80000000u) | 1u); }
-  // Away from zero when y is beyond x on x's side.
-  let away = (x < y) != signbit_(x);
+  // Away from zero when y is beyond x on x's side, from the bits (a driver that flushes subnormals
+  // compares two subnormals equal).
+  let away = ((ux ^ uy) & 0x80000000u) == 0u && (uy & 0x7fffffffu) > (ux & 0x7fffffffu);
   return bitcast<f32>(select(ux - 1u, ux + 1u, away));
 }
 )wgsl"},
@@ -189,7 +228,7 @@ R"wgsl(fn nextafter_(x: f64, y: f64) -> f64 {
   let uy = bitcast<u64>(y);
   if (ux == uy || ((ux | uy) & 0x7ffffffffffffffflu) == 0lu) { return y; }
   if ((ux & 0x7ffffffffffffffflu) == 0lu) { return bitcast<f64>((uy & 0x8000000000000000lu) | 1lu); }
-  let away = (x < y) != signbit_(x);
+  let away = ((ux ^ uy) & 0x8000000000000000lu) == 0lu && (uy & 0x7ffffffffffffffflu) > (ux & 0x7ffffffffffffffflu);
   return bitcast<f64>(select(ux - 1lu, ux + 1lu, away));
 }
 )wgsl"},
@@ -712,18 +751,21 @@ R"wgsl(fn erfinv_(x: T) -> T {
 inline constexpr Helper floating[] = {
     {"fremainder_",
 R"wgsl(fn fremainder_(x: T, y: T) -> T {
-  var m = fmod_(x, y);
-  if (!is_zero_(m) && is_neg_(y) != is_neg_(m)) { m = m + y; }
-  return m;
+  let m = fmod_(x, y);
+  if (is_zero_(m) || isnan_(m) || signbit_(m) == signbit_(y)) { return m; }
+  if (isinf_(y)) { return y; }
+  return shrink_(y, m);
 }
 )wgsl"},
     {"div_floor_",
 R"wgsl(fn div_floor_(a: T, b: T) -> T {
   if (is_zero_(b)) { return div_rn_(a, b); }
   let m = fmod_(a, b);
-  var d = div_rn_(a - m, b);
-  if (!is_zero_(m) && is_neg_(b) != is_neg_(m)) { d = d - T(1); }
+  if (isnan_(m)) { return m; }
+  var d = div_rn_(shrink_(a, m), b);
+  if (!is_zero_(m) && signbit_(b) != signbit_(m)) { d = d - T(1); }
   if (is_zero_(d)) { return copysign_(T(0), div_rn_(a, b)); }
+  if (isnan_(d) || isinf_(d)) { return d; }
   var f = floor(d);
   if (d - f > T(0.5)) { f = f + T(1); }
   return f;

@@ -31,6 +31,7 @@ fn pack_exact_(sign: UT, m: UT, e: i32) -> T {
 
 // sign | q 2^(e - BIAS - MANT - 1) rounded to nearest even, q of MANT + 2 bits (the last a guard bit),
 // `sticky` when nonzero bits lie beyond q; overflow gives infinity, underflow subnormals or zero.
+// At e = 1, q may lack its top bit (a subnormal result of shrink_), which packs as the subnormal m.
 fn round_pack_(sign: UT, q: UT, e: i32, sticky: bool) -> T {
   if (e >= EMAX) { return bitcast<T>(sign | INF_BITS); }
   var m = q >> 1u;
@@ -46,7 +47,7 @@ fn round_pack_(sign: UT, q: UT, e: i32, sticky: bool) -> T {
     k = 0;
   }
   if (lost > half || (lost == half && (sticky || (m & UT(1)) != UT(0)))) { m = m + UT(1); }
-  if (k == 0) { return bitcast<T>(sign | m); }
+  if (k == 0 || m < HIDDEN) { return bitcast<T>(sign | m); }
   if (m >= (HIDDEN << 1u)) {
     m = m >> 1u;
     k = k + 1;
@@ -59,6 +60,18 @@ fn round_pack_(sign: UT, q: UT, e: i32, sticky: bool) -> T {
 fn is_zero_(x: T) -> bool { return (bitcast<UT>(x) & ABS_MASK) == UT(0); }
 
 fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) && !is_zero_(x); }
+
+// sign, abs and neg of floats from the bits: a driver that flushes subnormals reads a subnormal as
+// zero (sign 0 where the CPU gives 1) and may flush one passed through an arithmetic instruction.
+fn fsign_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a > INF_BITS) { return T(0); }
+  return select(T(1), T(-1), (bitcast<UT>(x) & SIGN_BIT) != UT(0));
+}
+
+fn fabs_(x: T) -> T { return bitcast<T>(bitcast<UT>(x) & ABS_MASK); }
+
+fn fneg_(x: T) -> T { return bitcast<T>(bitcast<UT>(x) ^ SIGN_BIT); }
 
 // C's fmod, exact: the integer remainder of the significands, shifted STEP bits at a time (each
 // step's dividend stays below the unsigned width). WGSL's x % y is x - y * trunc(x / y), which
@@ -117,4 +130,33 @@ fn div_rn_(a: T, b: T) -> T {
     r = r << 1u;
   }
   return round_pack_(sign, q, e, r != UT(0));
+}
+
+// sign(x) (|x| - |y|) correctly rounded, for finite x and y with |y| <= |x|: x - y when their signs
+// agree, x + y when they differ (remainder's m + y, floor division's a - fmod(a, b)). From the bits,
+// since a driver that flushes subnormals reads a subnormal operand as zero and returns a subnormal
+// difference as zero. The difference is taken with three bits below y's last kept one, and one less
+// when y has bits further down (`sticky`): those make it a little smaller than wide - kept.
+fn shrink_(x: T, y: T) -> T {
+  let ux = bitcast<UT>(x);
+  let big = ux & ABS_MASK;
+  let small = bitcast<UT>(y) & ABS_MASK;
+  if (small == UT(0)) { return x; }
+  if (big == small) { return bitcast<T>(UT(0)); }
+  let pb = parts_(big);
+  let ps = parts_(small);
+  let d = pb.e - ps.e;
+  // |y| below a quarter of x's ulp: the difference rounds back to x.
+  if (d > MANTI + 3) { return x; }
+  let wide = pb.m << 3u;
+  let sub = ps.m << 3u;
+  let kept = sub >> u32(d);
+  let sticky = (kept << u32(d)) != sub;
+  var q = wide - kept - select(UT(0), UT(1), sticky);
+  var e = pb.e;
+  while (q < (HIDDEN << 3u) && e > 1) {
+    q = q << 1u;
+    e = e - 1;
+  }
+  return round_pack_(ux & SIGN_BIT, q >> 2u, e, sticky || (q & UT(3)) != UT(0));
 }

@@ -5,22 +5,29 @@
 //
 // Floating point (f32, and f64 through f64_builtins.wgsl's versions of the builtins).
 
-// Python's modulo on fmod_ (exact_float_math), as the CPU kernel computes it; the tests on m and y
-// read the bits, since a driver that flushes subnormals would call a subnormal m zero.
+// Python's modulo on fmod_ (exact_float_math), as the CPU kernel computes it (m + y when m is not
+// zero and its sign is not y's). Every step reads or builds the bits (shrink_ for m + y): a driver
+// that flushes subnormals called a subnormal m zero and returned a subnormal m + y as zero.
 fn fremainder_(x: T, y: T) -> T {
-  var m = fmod_(x, y);
-  if (!is_zero_(m) && is_neg_(y) != is_neg_(m)) { m = m + y; }
-  return m;
+  let m = fmod_(x, y);
+  if (is_zero_(m) || isnan_(m) || signbit_(m) == signbit_(y)) { return m; }
+  if (isinf_(y)) { return y; }
+  return shrink_(y, m);
 }
 
 // The CPU's floor division step by step: (a - fmod(a, b)) / b correctly rounded (div_rn_), then
-// floored; a quotient off by the ulps WGSL's `/` may lose would floor to the wrong integer.
+// floored; a quotient off by the ulps WGSL's `/` may lose would floor to the wrong integer, and
+// a - fmod(a, b) with a subnormal fmod is shrink_'s (a driver that flushes subnormals took it for
+// a). The quotient d is then 0, NaN, infinite or at least 1 in magnitude, where the float steps
+// below are exact on any driver.
 fn div_floor_(a: T, b: T) -> T {
   if (is_zero_(b)) { return div_rn_(a, b); }
   let m = fmod_(a, b);
-  var d = div_rn_(a - m, b);
-  if (!is_zero_(m) && is_neg_(b) != is_neg_(m)) { d = d - T(1); }
+  if (isnan_(m)) { return m; }
+  var d = div_rn_(shrink_(a, m), b);
+  if (!is_zero_(m) && signbit_(b) != signbit_(m)) { d = d - T(1); }
   if (is_zero_(d)) { return copysign_(T(0), div_rn_(a, b)); }
+  if (isnan_(d) || isinf_(d)) { return d; }
   var f = floor(d);
   if (d - f > T(0.5)) { f = f + T(1); }
   return f;
