@@ -225,7 +225,8 @@ FLOAT_PAIR_OPS = {
     "div_floor": ("div", {"rounding_mode": "floor"}), "div_trunc": ("div", {"rounding_mode": "trunc"}),
     "nextafter": ("nextafter", {}), "copysign": ("copysign", {}),
 }
-FLOAT_UNARY_OPS = {name: (name, {}) for name in ("sign", "sgn", "abs", "neg", "signbit")}
+FLOAT_UNARY_OPS = {name: (name, {}) for name in ("sign", "sgn", "abs", "neg", "signbit", "floor", "ceil", "trunc",
+                                                    "round", "frac", "relu")}
 
 
 def pair_ops(dtype: torch.dtype) -> dict[str, tuple[str, dict]]:

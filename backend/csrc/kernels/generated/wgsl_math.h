@@ -66,7 +66,30 @@ R"wgsl(fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) &&
 R"wgsl(fn fsign_(x: T) -> T {
   let a = bitcast<UT>(x) & ABS_MASK;
   if (a == UT(0) || a > INF_BITS) { return T(0); }
-  return select(T(1), T(-1), (bitcast<UT>(x) & SIGN_BIT) != UT(0));
+  return bitcast<T>(bitcast<UT>(T(1)) | (bitcast<UT>(x) & SIGN_BIT));
+}
+)wgsl"},
+    {"ffloor_",
+R"wgsl(fn ffloor_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return floor(x); }
+  let sign = bitcast<UT>(x) & SIGN_BIT;
+  return bitcast<T>(sign | select(UT(0), bitcast<UT>(T(1)), sign != UT(0)));
+}
+)wgsl"},
+    {"fceil_",
+R"wgsl(fn fceil_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return ceil(x); }
+  let sign = bitcast<UT>(x) & SIGN_BIT;
+  return bitcast<T>(sign | select(bitcast<UT>(T(1)), UT(0), sign != UT(0)));
+}
+)wgsl"},
+    {"ffrac_",
+R"wgsl(fn ffrac_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return x - trunc(x); }
+  return x;
 }
 )wgsl"},
     {"fabs_",

@@ -66,7 +66,30 @@ fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) && !is_ze
 fn fsign_(x: T) -> T {
   let a = bitcast<UT>(x) & ABS_MASK;
   if (a == UT(0) || a > INF_BITS) { return T(0); }
-  return select(T(1), T(-1), (bitcast<UT>(x) & SIGN_BIT) != UT(0));
+  return bitcast<T>(bitcast<UT>(T(1)) | (bitcast<UT>(x) & SIGN_BIT));
+}
+
+// floor, ceil and frac of a subnormal from the bits (a driver that flushes it reads 0, so floor(-1e-45)
+// was -0, not -1); the builtins are exact on everything else. The sign is or'ed in last: lavapipe
+// compiled select(0.0, -1.0, c), integer bits or not, as -float(c) and returned -0 for +0.
+fn ffloor_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return floor(x); }
+  let sign = bitcast<UT>(x) & SIGN_BIT;
+  return bitcast<T>(sign | select(UT(0), bitcast<UT>(T(1)), sign != UT(0)));
+}
+
+fn fceil_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return ceil(x); }
+  let sign = bitcast<UT>(x) & SIGN_BIT;
+  return bitcast<T>(sign | select(bitcast<UT>(T(1)), UT(0), sign != UT(0)));
+}
+
+fn ffrac_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return x - trunc(x); }
+  return x;
 }
 
 fn fabs_(x: T) -> T { return bitcast<T>(bitcast<UT>(x) & ABS_MASK); }
