@@ -62,6 +62,12 @@ R"wgsl(fn is_zero_(x: T) -> bool { return (bitcast<UT>(x) & ABS_MASK) == UT(0); 
     {"is_neg_",
 R"wgsl(fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) && !is_zero_(x); }
 )wgsl"},
+    {"is_subnormal_",
+R"wgsl(fn is_subnormal_(x: T) -> bool {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  return a != UT(0) && a < HIDDEN;
+}
+)wgsl"},
     {"fsign_",
 R"wgsl(fn fsign_(x: T) -> T {
   let a = bitcast<UT>(x) & ABS_MASK;
@@ -177,6 +183,34 @@ R"wgsl(fn shrink_(x: T, y: T) -> T {
     e = e - 1;
   }
   return round_pack_(ux & SIGN_BIT, q >> 2u, e, sticky || (q & UT(3)) != UT(0));
+}
+)wgsl"},
+    {"log2_sub_",
+R"wgsl(fn log2_sub_(x: T) -> T {
+  let u = bitcast<UT>(x);
+  var a = u & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return log2(x); }
+  if (u != a) { return nan_(); }
+  var k = 0;
+  while (a < HIDDEN) {
+    a = a << 1u;
+    k = k + 1;
+  }
+  return log2(bitcast<T>(a)) - T(k);
+}
+)wgsl"},
+    {"log_sub_",
+R"wgsl(fn log_sub_(x: T) -> T {
+  let u = bitcast<UT>(x);
+  var a = u & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return log(x); }
+  if (u != a) { return nan_(); }
+  var k = 0;
+  while (a < HIDDEN) {
+    a = a << 1u;
+    k = k + 1;
+  }
+  return log(bitcast<T>(a)) - T(k) * T(0.6931471805599453);
 }
 )wgsl"},
 };
@@ -837,6 +871,8 @@ R"wgsl(fn atanh_series_(s: T) -> T {
     {"log1p_",
 R"wgsl(fn log1p_(x: T) -> T {
   if (isnan_(x)) { return x; }
+  // log1p(x) rounds to x below 2^-60 (lavapipe's series gave NaN for the smallest subnormal).
+  if (abs(x) < T(8.673617379884035e-19)) { return x; }
   if (x < T(-0.2928932188134524) || x > T(0.41421356237309503)) { return log(T(1) + x); }
   return atanh_series_(x / (T(2) + x));
 }
@@ -1042,7 +1078,8 @@ R"wgsl(fn pow_(x: T, y: T) -> T {
   if (isnan_(x) || isnan_(y)) { return nan_(); }
   let integral = trunc(y) == y && !isinf_(y);
   let odd = integral && trunc(y * T(0.5)) != y * T(0.5);
-  if (integral && abs(y) <= T(64)) {
+  let sub = is_subnormal_(x);
+  if (integral && abs(y) <= T(64) && !sub) {
     var r = T(1);
     var b = x;
     var e = u32(abs(y));
@@ -1053,8 +1090,9 @@ R"wgsl(fn pow_(x: T, y: T) -> T {
     }
     return select(r, T(1) / r, y < T(0));
   }
-  if (y == T(0.5)) { return select(sqrt(x), inf_(), isinf_(x)); }
-  if (x == T(0)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
+  if (y == T(1)) { return x; }
+  if (y == T(0.5) && !sub) { return select(sqrt(x), inf_(), isinf_(x)); }
+  if (is_zero_(x)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
   if (isinf_(y)) {
     let ax = abs(x);
     if (ax == T(1)) { return T(1); }
@@ -1064,8 +1102,8 @@ R"wgsl(fn pow_(x: T, y: T) -> T {
     let mag = select(T(0), inf_(), y > T(0));
     return select(mag, -mag, odd);
   }
-  let r = exp2(y * log2(abs(x)));
-  if (x < T(0)) {
+  let r = exp2(y * log2_sub_(fabs_(x)));
+  if (signbit_(x)) {
     if (!integral) { return nan_(); }
     return select(r, -r, odd);
   }
@@ -1104,7 +1142,7 @@ R"wgsl(fn logaddexp2_(x: T, y: T) -> T {
 R"wgsl(fn xlogy_(x: T, y: T) -> T {
   if (isnan_(y)) { return y; }
   if (x == T(0)) { return T(0); }
-  return x * log(y);
+  return x * log_sub_(y);
 }
 )wgsl"},
     {"gelu_",

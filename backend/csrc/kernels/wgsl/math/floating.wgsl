@@ -76,6 +76,8 @@ fn atanh_series_(s: T) -> T {
 
 fn log1p_(x: T) -> T {
   if (isnan_(x)) { return x; }
+  // log1p(x) rounds to x below 2^-60 (lavapipe's series gave NaN for the smallest subnormal).
+  if (abs(x) < T(8.673617379884035e-19)) { return x; }
   if (x < T(-0.2928932188134524) || x > T(0.41421356237309503)) { return log(T(1) + x); }
   return atanh_series_(x / (T(2) + x));
 }
@@ -273,13 +275,16 @@ fn erfinv_(x: T) -> T {
   return y - (erf_(y) - x) / (T(1.1283791670955126) * exp(-y * y));
 }
 
-// pow with C's special cases; integer exponents up to 64 by repeated squaring for accuracy.
+// pow with C's special cases; integer exponents up to 64 by repeated squaring for accuracy. A
+// subnormal base is told from the bits and goes through log2_sub_ (a driver that flushes subnormals
+// read it as zero: pow(1e-45, -0.3) was inf, and lavapipe's log2 of one was 15% off).
 fn pow_(x: T, y: T) -> T {
   if (y == T(0) || x == T(1)) { return T(1); }
   if (isnan_(x) || isnan_(y)) { return nan_(); }
   let integral = trunc(y) == y && !isinf_(y);
   let odd = integral && trunc(y * T(0.5)) != y * T(0.5);
-  if (integral && abs(y) <= T(64)) {
+  let sub = is_subnormal_(x);
+  if (integral && abs(y) <= T(64) && !sub) {
     var r = T(1);
     var b = x;
     var e = u32(abs(y));
@@ -290,8 +295,9 @@ fn pow_(x: T, y: T) -> T {
     }
     return select(r, T(1) / r, y < T(0));
   }
-  if (y == T(0.5)) { return select(sqrt(x), inf_(), isinf_(x)); }
-  if (x == T(0)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
+  if (y == T(1)) { return x; }
+  if (y == T(0.5) && !sub) { return select(sqrt(x), inf_(), isinf_(x)); }
+  if (is_zero_(x)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
   if (isinf_(y)) {
     let ax = abs(x);
     if (ax == T(1)) { return T(1); }
@@ -301,8 +307,8 @@ fn pow_(x: T, y: T) -> T {
     let mag = select(T(0), inf_(), y > T(0));
     return select(mag, -mag, odd);
   }
-  let r = exp2(y * log2(abs(x)));
-  if (x < T(0)) {
+  let r = exp2(y * log2_sub_(fabs_(x)));
+  if (signbit_(x)) {
     if (!integral) { return nan_(); }
     return select(r, -r, odd);
   }
@@ -337,7 +343,7 @@ fn logaddexp2_(x: T, y: T) -> T {
 fn xlogy_(x: T, y: T) -> T {
   if (isnan_(y)) { return y; }
   if (x == T(0)) { return T(0); }
-  return x * log(y);
+  return x * log_sub_(y);
 }
 
 fn gelu_(x: T, tanh_approx: T) -> T {
