@@ -62,6 +62,56 @@ R"wgsl(fn is_zero_(x: T) -> bool { return (bitcast<UT>(x) & ABS_MASK) == UT(0); 
     {"is_neg_",
 R"wgsl(fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) && !is_zero_(x); }
 )wgsl"},
+    {"fkey_",
+R"wgsl(fn fkey_(x: T) -> UT {
+  let u = bitcast<UT>(x);
+  if ((u & ABS_MASK) == UT(0)) { return SIGN_BIT; }
+  if ((u & SIGN_BIT) != UT(0)) { return ~u; }
+  return u | SIGN_BIT;
+}
+)wgsl"},
+    {"flt_",
+R"wgsl(fn flt_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) < fkey_(y); }
+)wgsl"},
+    {"fle_",
+R"wgsl(fn fle_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) <= fkey_(y); }
+)wgsl"},
+    {"feq_",
+R"wgsl(fn feq_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) == fkey_(y); }
+)wgsl"},
+    {"fmaximum_",
+R"wgsl(fn fmaximum_(x: T, y: T) -> T {
+  if (isnan_(x)) { return x; }
+  if (isnan_(y)) { return y; }
+  return select(y, x, flt_(y, x));
+}
+)wgsl"},
+    {"fminimum_",
+R"wgsl(fn fminimum_(x: T, y: T) -> T {
+  if (isnan_(x)) { return x; }
+  if (isnan_(y)) { return y; }
+  return select(y, x, flt_(x, y));
+}
+)wgsl"},
+    {"ffmax_",
+R"wgsl(fn ffmax_(x: T, y: T) -> T {
+  if (isnan_(x)) { return y; }
+  if (isnan_(y)) { return x; }
+  return select(y, x, flt_(y, x));
+}
+)wgsl"},
+    {"ffmin_",
+R"wgsl(fn ffmin_(x: T, y: T) -> T {
+  if (isnan_(x)) { return y; }
+  if (isnan_(y)) { return x; }
+  return select(y, x, flt_(x, y));
+}
+)wgsl"},
+    {"fclamp_",
+R"wgsl(fn fclamp_(x: T, lo: T, hi: T) -> T {
+  return fminimum_(fmaximum_(x, lo), hi);
+}
+)wgsl"},
     {"is_subnormal_",
 R"wgsl(fn is_subnormal_(x: T) -> bool {
   let a = bitcast<UT>(x) & ABS_MASK;

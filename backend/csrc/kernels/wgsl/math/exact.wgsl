@@ -61,6 +61,52 @@ fn is_zero_(x: T) -> bool { return (bitcast<UT>(x) & ABS_MASK) == UT(0); }
 
 fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) && !is_zero_(x); }
 
+// Float order from the bits: a driver that flushes subnormals compares them equal to zero and to one
+// another (1e-45 < 3e-45 was false, so eq, clamp and maximum were wrong). +0 and -0 share a key;
+// with NaN, every order test is false as in IEEE.
+fn fkey_(x: T) -> UT {
+  let u = bitcast<UT>(x);
+  if ((u & ABS_MASK) == UT(0)) { return SIGN_BIT; }
+  if ((u & SIGN_BIT) != UT(0)) { return ~u; }
+  return u | SIGN_BIT;
+}
+
+fn flt_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) < fkey_(y); }
+
+fn fle_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) <= fkey_(y); }
+
+fn feq_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) == fkey_(y); }
+
+// generic.wgsl's maximum_, minimum_, fmax_, fmin_ and clamp_ on flt_ (the same NaN rules and the
+// same operand kept when they compare equal).
+fn fmaximum_(x: T, y: T) -> T {
+  if (isnan_(x)) { return x; }
+  if (isnan_(y)) { return y; }
+  return select(y, x, flt_(y, x));
+}
+
+fn fminimum_(x: T, y: T) -> T {
+  if (isnan_(x)) { return x; }
+  if (isnan_(y)) { return y; }
+  return select(y, x, flt_(x, y));
+}
+
+fn ffmax_(x: T, y: T) -> T {
+  if (isnan_(x)) { return y; }
+  if (isnan_(y)) { return x; }
+  return select(y, x, flt_(y, x));
+}
+
+fn ffmin_(x: T, y: T) -> T {
+  if (isnan_(x)) { return y; }
+  if (isnan_(y)) { return x; }
+  return select(y, x, flt_(x, y));
+}
+
+fn fclamp_(x: T, lo: T, hi: T) -> T {
+  return fminimum_(fmaximum_(x, lo), hi);
+}
+
 fn is_subnormal_(x: T) -> bool {
   let a = bitcast<UT>(x) & ABS_MASK;
   return a != UT(0) && a < HIDDEN;
