@@ -14,6 +14,7 @@ subgroup size) is varied.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -225,13 +226,16 @@ FLOAT_PAIR_OPS = {
     "div_floor": ("div", {"rounding_mode": "floor"}), "div_trunc": ("div", {"rounding_mode": "trunc"}),
     "nextafter": ("nextafter", {}), "copysign": ("copysign", {}),
     **{name: (name, {}) for name in ("eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "fmax", "fmin")},
-    "clamp": ("clamp", {}), "clamp_min": ("clamp_min", {}),
+    "clamp": ("clamp", {}), "clamp_min": ("clamp_min", {}), "heaviside": ("heaviside", {}),
+    "relu_backward": ("ops.aten.threshold_backward", {"threshold": 0.0}),
+    "hardtanh_backward": ("ops.aten.hardtanh_backward", {"min_val": -1e-40, "max_val": 1e-40}),
 }
 # The CPU's sign of an equal pair of zeros differs between its scalar and vector paths for these.
 ZERO_SIGN_FREE = {"maximum", "minimum", "fmax", "fmin", "clamp", "clamp_min"}
 FLOAT_UNARY_OPS = {name: (name, {}) for name in ("sign", "sgn", "abs", "neg", "signbit", "floor", "ceil", "trunc",
                                                     "round", "frac", "relu")}
-FLOAT_UNARY_OPS |= {"clamp_scalar": ("clamp", {"min": -1e-40, "max": 3e-40}), "clamp_min_scalar": ("clamp_min", {"min": 1e-40})}
+FLOAT_UNARY_OPS |= {"clamp_scalar": ("clamp", {"min": -1e-40, "max": 3e-40}), "clamp_min_scalar": ("clamp_min", {"min": 1e-40}),
+                    "threshold": ("threshold", {"threshold": 1e-40, "value": 5.0}), "angle": ("angle", {})}
 
 
 def pair_ops(dtype: torch.dtype) -> dict[str, tuple[str, dict]]:
@@ -241,7 +245,7 @@ def pair_ops(dtype: torch.dtype) -> dict[str, tuple[str, dict]]:
 
 
 def apply(op: tuple[str, dict], *args: torch.Tensor) -> torch.Tensor:
-    return getattr(torch, op[0])(*args, **op[1])
+    return functools.reduce(getattr, op[0].split("."), torch)(*args, **op[1])
 
 
 def scalar_reference(op: tuple[str, dict], *args: torch.Tensor) -> torch.Tensor:
@@ -327,6 +331,7 @@ def test_log_and_pow_of_subnormals(dtype, strict):
 # creates the device: with flush-to-zero and denormals-are-zero set then, it flushes float32 (and
 # float64) subnormals in arithmetic, inputs and results, as NVIDIA does with float32.
 FLUSHING_SCRIPT = textwrap.dedent("""
+    import functools
     import sys
     import torch
     assert torch.set_flush_denormal(True)
@@ -338,7 +343,8 @@ FLUSHING_SCRIPT = textwrap.dedent("""
     results = {}
     with torch_dml.strict():
         for key, ((name, kwargs), args) in torch.load(sys.argv[1]).items():
-            results[key] = getattr(torch, name)(*(a.to("dml") for a in args), **kwargs).cpu()
+            op = functools.reduce(getattr, name.split("."), torch)
+            results[key] = op(*(a.to("dml") for a in args), **kwargs).cpu()
     torch.save({"flushing": flushing, "results": results}, sys.argv[2])
 """)
 
