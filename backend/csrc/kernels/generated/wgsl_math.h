@@ -47,7 +47,7 @@ R"wgsl(fn round_pack_(sign: UT, q: UT, e: i32, sticky: bool) -> T {
     k = 0;
   }
   if (lost > half || (lost == half && (sticky || (m & UT(1)) != UT(0)))) { m = m + UT(1); }
-  if (k == 0) { return bitcast<T>(sign | m); }
+  if (k == 0 || m < HIDDEN) { return bitcast<T>(sign | m); }
   if (m >= (HIDDEN << 1u)) {
     m = m >> 1u;
     k = k + 1;
@@ -61,6 +61,98 @@ R"wgsl(fn is_zero_(x: T) -> bool { return (bitcast<UT>(x) & ABS_MASK) == UT(0); 
 )wgsl"},
     {"is_neg_",
 R"wgsl(fn is_neg_(x: T) -> bool { return (bitcast<UT>(x) & SIGN_BIT) != UT(0) && !is_zero_(x); }
+)wgsl"},
+    {"fkey_",
+R"wgsl(fn fkey_(x: T) -> UT {
+  let u = bitcast<UT>(x);
+  if ((u & ABS_MASK) == UT(0)) { return SIGN_BIT; }
+  if ((u & SIGN_BIT) != UT(0)) { return ~u; }
+  return u | SIGN_BIT;
+}
+)wgsl"},
+    {"flt_",
+R"wgsl(fn flt_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) < fkey_(y); }
+)wgsl"},
+    {"fle_",
+R"wgsl(fn fle_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) <= fkey_(y); }
+)wgsl"},
+    {"feq_",
+R"wgsl(fn feq_(x: T, y: T) -> bool { return !isnan_(x) && !isnan_(y) && fkey_(x) == fkey_(y); }
+)wgsl"},
+    {"fmaximum_",
+R"wgsl(fn fmaximum_(x: T, y: T) -> T {
+  if (isnan_(x)) { return x; }
+  if (isnan_(y)) { return y; }
+  return select(y, x, flt_(y, x));
+}
+)wgsl"},
+    {"fminimum_",
+R"wgsl(fn fminimum_(x: T, y: T) -> T {
+  if (isnan_(x)) { return x; }
+  if (isnan_(y)) { return y; }
+  return select(y, x, flt_(x, y));
+}
+)wgsl"},
+    {"ffmax_",
+R"wgsl(fn ffmax_(x: T, y: T) -> T {
+  if (isnan_(x)) { return y; }
+  if (isnan_(y)) { return x; }
+  return select(y, x, flt_(y, x));
+}
+)wgsl"},
+    {"ffmin_",
+R"wgsl(fn ffmin_(x: T, y: T) -> T {
+  if (isnan_(x)) { return y; }
+  if (isnan_(y)) { return x; }
+  return select(y, x, flt_(x, y));
+}
+)wgsl"},
+    {"fclamp_",
+R"wgsl(fn fclamp_(x: T, lo: T, hi: T) -> T {
+  return fminimum_(fmaximum_(x, lo), hi);
+}
+)wgsl"},
+    {"is_subnormal_",
+R"wgsl(fn is_subnormal_(x: T) -> bool {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  return a != UT(0) && a < HIDDEN;
+}
+)wgsl"},
+    {"fsign_",
+R"wgsl(fn fsign_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a > INF_BITS) { return T(0); }
+  return bitcast<T>(bitcast<UT>(T(1)) | (bitcast<UT>(x) & SIGN_BIT));
+}
+)wgsl"},
+    {"ffloor_",
+R"wgsl(fn ffloor_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return floor(x); }
+  let sign = bitcast<UT>(x) & SIGN_BIT;
+  return bitcast<T>(sign | select(UT(0), bitcast<UT>(T(1)), sign != UT(0)));
+}
+)wgsl"},
+    {"fceil_",
+R"wgsl(fn fceil_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return ceil(x); }
+  let sign = bitcast<UT>(x) & SIGN_BIT;
+  return bitcast<T>(sign | select(bitcast<UT>(T(1)), UT(0), sign != UT(0)));
+}
+)wgsl"},
+    {"ffrac_",
+R"wgsl(fn ffrac_(x: T) -> T {
+  let a = bitcast<UT>(x) & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return x - trunc(x); }
+  return x;
+}
+)wgsl"},
+    {"fabs_",
+R"wgsl(fn fabs_(x: T) -> T { return bitcast<T>(bitcast<UT>(x) & ABS_MASK); }
+)wgsl"},
+    {"fneg_",
+R"wgsl(fn fneg_(x: T) -> T { return bitcast<T>(bitcast<UT>(x) ^ SIGN_BIT); }
 )wgsl"},
     {"fmod_",
 R"wgsl(fn fmod_(x: T, y: T) -> T {
@@ -118,6 +210,59 @@ R"wgsl(fn div_rn_(a: T, b: T) -> T {
   return round_pack_(sign, q, e, r != UT(0));
 }
 )wgsl"},
+    {"shrink_",
+R"wgsl(fn shrink_(x: T, y: T) -> T {
+  let ux = bitcast<UT>(x);
+  let big = ux & ABS_MASK;
+  let small = bitcast<UT>(y) & ABS_MASK;
+  if (small == UT(0)) { return x; }
+  if (big == small) { return bitcast<T>(UT(0)); }
+  let pb = parts_(big);
+  let ps = parts_(small);
+  let d = pb.e - ps.e;
+  // |y| below a quarter of x's ulp: the difference rounds back to x.
+  if (d > MANTI + 3) { return x; }
+  let wide = pb.m << 3u;
+  let sub = ps.m << 3u;
+  let kept = sub >> u32(d);
+  let sticky = (kept << u32(d)) != sub;
+  var q = wide - kept - select(UT(0), UT(1), sticky);
+  var e = pb.e;
+  while (q < (HIDDEN << 3u) && e > 1) {
+    q = q << 1u;
+    e = e - 1;
+  }
+  return round_pack_(ux & SIGN_BIT, q >> 2u, e, sticky || (q & UT(3)) != UT(0));
+}
+)wgsl"},
+    {"log2_sub_",
+R"wgsl(fn log2_sub_(x: T) -> T {
+  let u = bitcast<UT>(x);
+  var a = u & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return log2(x); }
+  if (u != a) { return nan_(); }
+  var k = 0;
+  while (a < HIDDEN) {
+    a = a << 1u;
+    k = k + 1;
+  }
+  return log2(bitcast<T>(a)) - T(k);
+}
+)wgsl"},
+    {"log_sub_",
+R"wgsl(fn log_sub_(x: T) -> T {
+  let u = bitcast<UT>(x);
+  var a = u & ABS_MASK;
+  if (a == UT(0) || a >= HIDDEN) { return log(x); }
+  if (u != a) { return nan_(); }
+  var k = 0;
+  while (a < HIDDEN) {
+    a = a << 1u;
+    k = k + 1;
+  }
+  return log(bitcast<T>(a)) - T(k) * T(0.6931471805599453);
+}
+)wgsl"},
 };
 
 inline constexpr Helper f32_bits[] = {
@@ -151,8 +296,9 @@ R"wgsl(fn nextafter_(x: f32, y: f32) -> f32 {
   let uy = bitcast<u32>(y);
   if (ux == uy || ((ux | uy) & 0x7fffffffu) == 0u) { return y; }
   if ((ux & 0x7fffffffu) == 0u) { return bitcast<f32>((uy & 0x80000000u) | 1u); }
-  // Away from zero when y is beyond x on x's side.
-  let away = (x < y) != signbit_(x);
+  // Away from zero when y is beyond x on x's side, from the bits (a driver that flushes subnormals
+  // compares two subnormals equal).
+  let away = ((ux ^ uy) & 0x80000000u) == 0u && (uy & 0x7fffffffu) > (ux & 0x7fffffffu);
   return bitcast<f32>(select(ux - 1u, ux + 1u, away));
 }
 )wgsl"},
@@ -189,7 +335,7 @@ R"wgsl(fn nextafter_(x: f64, y: f64) -> f64 {
   let uy = bitcast<u64>(y);
   if (ux == uy || ((ux | uy) & 0x7ffffffffffffffflu) == 0lu) { return y; }
   if ((ux & 0x7ffffffffffffffflu) == 0lu) { return bitcast<f64>((uy & 0x8000000000000000lu) | 1lu); }
-  let away = (x < y) != signbit_(x);
+  let away = ((ux ^ uy) & 0x8000000000000000lu) == 0lu && (uy & 0x7ffffffffffffffflu) > (ux & 0x7ffffffffffffffflu);
   return bitcast<f64>(select(ux - 1lu, ux + 1lu, away));
 }
 )wgsl"},
@@ -712,18 +858,21 @@ R"wgsl(fn erfinv_(x: T) -> T {
 inline constexpr Helper floating[] = {
     {"fremainder_",
 R"wgsl(fn fremainder_(x: T, y: T) -> T {
-  var m = fmod_(x, y);
-  if (!is_zero_(m) && is_neg_(y) != is_neg_(m)) { m = m + y; }
-  return m;
+  let m = fmod_(x, y);
+  if (is_zero_(m) || isnan_(m) || signbit_(m) == signbit_(y)) { return m; }
+  if (isinf_(y)) { return y; }
+  return shrink_(y, m);
 }
 )wgsl"},
     {"div_floor_",
 R"wgsl(fn div_floor_(a: T, b: T) -> T {
   if (is_zero_(b)) { return div_rn_(a, b); }
   let m = fmod_(a, b);
-  var d = div_rn_(a - m, b);
-  if (!is_zero_(m) && is_neg_(b) != is_neg_(m)) { d = d - T(1); }
+  if (isnan_(m)) { return m; }
+  var d = div_rn_(shrink_(a, m), b);
+  if (!is_zero_(m) && signbit_(b) != signbit_(m)) { d = d - T(1); }
   if (is_zero_(d)) { return copysign_(T(0), div_rn_(a, b)); }
+  if (isnan_(d) || isinf_(d)) { return d; }
   var f = floor(d);
   if (d - f > T(0.5)) { f = f + T(1); }
   return f;
@@ -772,6 +921,8 @@ R"wgsl(fn atanh_series_(s: T) -> T {
     {"log1p_",
 R"wgsl(fn log1p_(x: T) -> T {
   if (isnan_(x)) { return x; }
+  // log1p(x) rounds to x below 2^-60 (lavapipe's series gave NaN for the smallest subnormal).
+  if (abs(x) < T(8.673617379884035e-19)) { return x; }
   if (x < T(-0.2928932188134524) || x > T(0.41421356237309503)) { return log(T(1) + x); }
   return atanh_series_(x / (T(2) + x));
 }
@@ -977,7 +1128,8 @@ R"wgsl(fn pow_(x: T, y: T) -> T {
   if (isnan_(x) || isnan_(y)) { return nan_(); }
   let integral = trunc(y) == y && !isinf_(y);
   let odd = integral && trunc(y * T(0.5)) != y * T(0.5);
-  if (integral && abs(y) <= T(64)) {
+  let sub = is_subnormal_(x);
+  if (integral && abs(y) <= T(64) && !sub) {
     var r = T(1);
     var b = x;
     var e = u32(abs(y));
@@ -988,8 +1140,9 @@ R"wgsl(fn pow_(x: T, y: T) -> T {
     }
     return select(r, T(1) / r, y < T(0));
   }
-  if (y == T(0.5)) { return select(sqrt(x), inf_(), isinf_(x)); }
-  if (x == T(0)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
+  if (y == T(1)) { return x; }
+  if (y == T(0.5) && !sub) { return select(sqrt(x), inf_(), isinf_(x)); }
+  if (is_zero_(x)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
   if (isinf_(y)) {
     let ax = abs(x);
     if (ax == T(1)) { return T(1); }
@@ -999,8 +1152,8 @@ R"wgsl(fn pow_(x: T, y: T) -> T {
     let mag = select(T(0), inf_(), y > T(0));
     return select(mag, -mag, odd);
   }
-  let r = exp2(y * log2(abs(x)));
-  if (x < T(0)) {
+  let r = exp2(y * log2_sub_(fabs_(x)));
+  if (signbit_(x)) {
     if (!integral) { return nan_(); }
     return select(r, -r, odd);
   }
@@ -1039,7 +1192,7 @@ R"wgsl(fn logaddexp2_(x: T, y: T) -> T {
 R"wgsl(fn xlogy_(x: T, y: T) -> T {
   if (isnan_(y)) { return y; }
   if (x == T(0)) { return T(0); }
-  return x * log(y);
+  return x * log_sub_(y);
 }
 )wgsl"},
     {"gelu_",

@@ -29,7 +29,8 @@ fn nextafter_(x: f32, y: f32) -> f32 {
   let uy = bitcast<u32>(y);
   if (ux == uy || ((ux | uy) & 0x7fffffffu) == 0u) { return y; }
   if ((ux & 0x7fffffffu) == 0u) { return bitcast<f32>((uy & 0x80000000u) | 1u); }
-  // Away from zero when y is beyond x on x's side.
-  let away = (x < y) != signbit_(x);
+  // Away from zero when y is beyond x on x's side, from the bits (a driver that flushes subnormals
+  // compares two subnormals equal).
+  let away = ((ux ^ uy) & 0x80000000u) == 0u && (uy & 0x7fffffffu) > (ux & 0x7fffffffu);
   return bitcast<f32>(select(ux - 1u, ux + 1u, away));
 }

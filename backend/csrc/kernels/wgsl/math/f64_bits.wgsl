@@ -27,6 +27,6 @@ fn nextafter_(x: f64, y: f64) -> f64 {
   let uy = bitcast<u64>(y);
   if (ux == uy || ((ux | uy) & 0x7ffffffffffffffflu) == 0lu) { return y; }
   if ((ux & 0x7ffffffffffffffflu) == 0lu) { return bitcast<f64>((uy & 0x8000000000000000lu) | 1lu); }
-  let away = (x < y) != signbit_(x);
+  let away = ((ux ^ uy) & 0x8000000000000000lu) == 0lu && (uy & 0x7ffffffffffffffflu) > (ux & 0x7ffffffffffffffflu);
   return bitcast<f64>(select(ux - 1lu, ux + 1lu, away));
 }

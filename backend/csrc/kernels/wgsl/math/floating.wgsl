@@ -5,22 +5,29 @@
 //
 // Floating point (f32, and f64 through f64_builtins.wgsl's versions of the builtins).
 
-// Python's modulo on fmod_ (exact_float_math), as the CPU kernel computes it; the tests on m and y
-// read the bits, since a driver that flushes subnormals would call a subnormal m zero.
+// Python's modulo on fmod_ (exact_float_math), as the CPU kernel computes it (m + y when m is not
+// zero and its sign is not y's). Every step reads or builds the bits (shrink_ for m + y): a driver
+// that flushes subnormals called a subnormal m zero and returned a subnormal m + y as zero.
 fn fremainder_(x: T, y: T) -> T {
-  var m = fmod_(x, y);
-  if (!is_zero_(m) && is_neg_(y) != is_neg_(m)) { m = m + y; }
-  return m;
+  let m = fmod_(x, y);
+  if (is_zero_(m) || isnan_(m) || signbit_(m) == signbit_(y)) { return m; }
+  if (isinf_(y)) { return y; }
+  return shrink_(y, m);
 }
 
 // The CPU's floor division step by step: (a - fmod(a, b)) / b correctly rounded (div_rn_), then
-// floored; a quotient off by the ulps WGSL's `/` may lose would floor to the wrong integer.
+// floored; a quotient off by the ulps WGSL's `/` may lose would floor to the wrong integer, and
+// a - fmod(a, b) with a subnormal fmod is shrink_'s (a driver that flushes subnormals took it for
+// a). The quotient d is then 0, NaN, infinite or at least 1 in magnitude, where the float steps
+// below are exact on any driver.
 fn div_floor_(a: T, b: T) -> T {
   if (is_zero_(b)) { return div_rn_(a, b); }
   let m = fmod_(a, b);
-  var d = div_rn_(a - m, b);
-  if (!is_zero_(m) && is_neg_(b) != is_neg_(m)) { d = d - T(1); }
+  if (isnan_(m)) { return m; }
+  var d = div_rn_(shrink_(a, m), b);
+  if (!is_zero_(m) && signbit_(b) != signbit_(m)) { d = d - T(1); }
   if (is_zero_(d)) { return copysign_(T(0), div_rn_(a, b)); }
+  if (isnan_(d) || isinf_(d)) { return d; }
   var f = floor(d);
   if (d - f > T(0.5)) { f = f + T(1); }
   return f;
@@ -69,6 +76,8 @@ fn atanh_series_(s: T) -> T {
 
 fn log1p_(x: T) -> T {
   if (isnan_(x)) { return x; }
+  // log1p(x) rounds to x below 2^-60 (lavapipe's series gave NaN for the smallest subnormal).
+  if (abs(x) < T(8.673617379884035e-19)) { return x; }
   if (x < T(-0.2928932188134524) || x > T(0.41421356237309503)) { return log(T(1) + x); }
   return atanh_series_(x / (T(2) + x));
 }
@@ -266,13 +275,16 @@ fn erfinv_(x: T) -> T {
   return y - (erf_(y) - x) / (T(1.1283791670955126) * exp(-y * y));
 }
 
-// pow with C's special cases; integer exponents up to 64 by repeated squaring for accuracy.
+// pow with C's special cases; integer exponents up to 64 by repeated squaring for accuracy. A
+// subnormal base is told from the bits and goes through log2_sub_ (a driver that flushes subnormals
+// read it as zero: pow(1e-45, -0.3) was inf, and lavapipe's log2 of one was 15% off).
 fn pow_(x: T, y: T) -> T {
   if (y == T(0) || x == T(1)) { return T(1); }
   if (isnan_(x) || isnan_(y)) { return nan_(); }
   let integral = trunc(y) == y && !isinf_(y);
   let odd = integral && trunc(y * T(0.5)) != y * T(0.5);
-  if (integral && abs(y) <= T(64)) {
+  let sub = is_subnormal_(x);
+  if (integral && abs(y) <= T(64) && !sub) {
     var r = T(1);
     var b = x;
     var e = u32(abs(y));
@@ -283,8 +295,9 @@ fn pow_(x: T, y: T) -> T {
     }
     return select(r, T(1) / r, y < T(0));
   }
-  if (y == T(0.5)) { return select(sqrt(x), inf_(), isinf_(x)); }
-  if (x == T(0)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
+  if (y == T(1)) { return x; }
+  if (y == T(0.5) && !sub) { return select(sqrt(x), inf_(), isinf_(x)); }
+  if (is_zero_(x)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
   if (isinf_(y)) {
     let ax = abs(x);
     if (ax == T(1)) { return T(1); }
@@ -294,8 +307,8 @@ fn pow_(x: T, y: T) -> T {
     let mag = select(T(0), inf_(), y > T(0));
     return select(mag, -mag, odd);
   }
-  let r = exp2(y * log2(abs(x)));
-  if (x < T(0)) {
+  let r = exp2(y * log2_sub_(fabs_(x)));
+  if (signbit_(x)) {
     if (!integral) { return nan_(); }
     return select(r, -r, odd);
   }
@@ -330,7 +343,7 @@ fn logaddexp2_(x: T, y: T) -> T {
 fn xlogy_(x: T, y: T) -> T {
   if (isnan_(y)) { return y; }
   if (x == T(0)) { return T(0); }
-  return x * log(y);
+  return x * log_sub_(y);
 }
 
 fn gelu_(x: T, tanh_approx: T) -> T {
