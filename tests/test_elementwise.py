@@ -663,3 +663,13 @@ def test_atan2_pow_and_friends_at_special_points(dtype):
         bad = [(x, y, g, w) for x, y, g, w, ok in zip(a.flatten().tolist(), b.flatten().tolist(), got.flatten().tolist(),
                                                       want.flatten().tolist(), same.flatten().tolist()) if not ok]
         assert not bad, (fn.__name__, bad[:5])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_nextafter_of_half_types_steps_by_their_own_ulp(dtype):
+    # A float32 computation stepped by a float32 ulp and rounded back to x: these dtypes fall back.
+    x = torch.tensor([1.0, -2.5, 0.0, 65504.0 if dtype == torch.float16 else 1e30, 3.0], dtype=dtype)
+    y = torch.tensor([2.0, -3.0, -1.0, 0.0, 3.0], dtype=dtype)
+    with torch_dml.strict(False):
+        got = torch.nextafter(x.to("dml"), y.to("dml")).cpu()
+    assert torch.equal(got, torch.nextafter(x, y)) and not torch.equal(got[:4], x[:4])

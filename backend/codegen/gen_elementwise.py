@@ -39,6 +39,7 @@ BUILDERS = {
 
 DTYPE_BITS = {  # c10::ScalarType values
     "float": ["c10::kFloat", "c10::kHalf", "c10::kBFloat16"],
+    "f32": ["c10::kFloat"],  # float32 alone: the float expression, for ops whose half types differ
     "f64": ["c10::kDouble"],
     "int": ["c10::kLong", "c10::kInt", "c10::kShort", "c10::kChar", "c10::kByte"],
     "bool": ["c10::kBool"],
