@@ -122,19 +122,6 @@ def test_scale_and_strided_inputs():
     assert out.transpose(1, 2).is_contiguous()  # the output follows the query's layout
 
 
-def test_fully_masked_row_gives_zeros():
-    q, k, v, grad = _inputs((1, 2, 6, 8), (1, 2, 9, 8), 8, torch.float32)
-    mask = torch.ones(6, 9, dtype=torch.bool)
-    mask[2] = False
-    out, grads, ops = _on_dml(q, k, v, grad, mask)
-    assert FUSED in ops
-    expected, expected_grads = _reference(q, k, v, grad, attn_mask=mask)
-    assert torch.equal(out[:, :, 2], torch.zeros_like(out[:, :, 2]))
-    torch.testing.assert_close(out.double(), expected, rtol=2e-4, atol=2e-4)
-    for actual, want in zip(grads, expected_grads, strict=True):
-        torch.testing.assert_close(actual.double(), want, rtol=2e-4, atol=2e-4)
-
-
 @pytest.mark.parametrize("case", ["head_dim_160", "gqa", "mask_requires_grad"])
 def test_unqualified_inputs_take_the_math_path(case):
     shape_q, shape_k, v_dim = (1, 4, 9, 16), (1, 4, 11, 16), 16
@@ -202,3 +189,48 @@ def test_multi_head_attention_without_weights_is_fused():
     names = {event.name for event in prof.events()}
     assert "aten::_native_multi_head_attention" in names and "aten::_scaled_dot_product_fused_attention_overrideable" in names
     torch.testing.assert_close(actual.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
+SPLIT_SHAPES = [  # query shape, key shape, value dim
+    ((2, 2, 37, 20), (2, 2, 45, 20), 12),  # rows not a multiple of a workgroup's, head dims not of 4
+    ((1, 2, 21, 128), (1, 2, 23, 128), 128),  # tiles of 7 keys at split 8: fewer keys than threads per row
+]
+
+
+@pytest.mark.parametrize("split", ["2", "8"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("mode", ["none", "causal", "bool", "float"])
+def test_rows_shared_by_several_threads(monkeypatch, split, dtype, mode):
+    # A GPU adapter gets up to 8 threads per row (merged in a fixed order); force them on any adapter.
+    monkeypatch.setenv("TORCH_DML_ATTENTION_SPLIT", split)
+    for shape_q, shape_k, v_dim in SPLIT_SHAPES:
+        q, k, v, grad = _inputs(shape_q, shape_k, v_dim, dtype)
+        _check(q, k, v, grad, _mask(mode, shape_q, shape_k, dtype), is_causal=mode == "causal")
+
+
+@pytest.mark.parametrize("split", ["1", "4"])
+def test_fully_masked_row_gives_zeros(monkeypatch, split):
+    # Whole rows masked, and rows where some threads of the row see no key at all (keys 0 and 5 only).
+    monkeypatch.setenv("TORCH_DML_ATTENTION_SPLIT", split)
+    q, k, v, grad = _inputs((1, 2, 6, 8), (1, 2, 9, 8), 8, torch.float32)
+    mask = torch.zeros(6, 9, dtype=torch.bool)
+    mask[:, 0] = mask[:, 5] = True
+    mask[2] = False
+    out, grads, ops = _on_dml(q, k, v, grad, mask)
+    assert FUSED in ops
+    expected, expected_grads = _reference(q, k, v, grad, attn_mask=mask)
+    assert torch.equal(out[:, :, 2], torch.zeros_like(out[:, :, 2]))
+    torch.testing.assert_close(out.double(), expected, rtol=2e-4, atol=2e-4)
+    for actual, want in zip(grads, expected_grads, strict=True):
+        torch.testing.assert_close(actual.double(), want, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("split", ["1", "8"])
+def test_same_bits_on_every_run(monkeypatch, split):
+    monkeypatch.setenv("TORCH_DML_ATTENTION_SPLIT", split)
+    q, k, v, grad = _inputs((2, 2, 40, 32), (2, 2, 70, 32), 32, torch.float32)
+    first_out, first_grads, _ = _on_dml(q, k, v, grad, is_causal=True)
+    again_out, again_grads, _ = _on_dml(q, k, v, grad, is_causal=True)
+    assert torch.equal(first_out, again_out)
+    for first, again in zip(first_grads, again_grads, strict=True):
+        assert torch.equal(first, again)

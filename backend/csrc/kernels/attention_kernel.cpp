@@ -1,6 +1,7 @@
 #include "kernels/attention_kernel.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "kernels/dtypes.h"
 #include "kernels/generated/wgsl_params.h"
@@ -10,9 +11,14 @@
 namespace torch_dml::kernels {
 namespace {
 
-constexpr uint64_t kRowsPerWorkgroup = 64; // BLOCK in attention.wgsl
-// WebGPU's guaranteed maxComputeWorkgroupStorageSize: the two tiles and the per-row lse and delta.
+constexpr uint64_t kLanes = 64; // LANES in attention.wgsl
+// WebGPU's guaranteed maxComputeWorkgroupStorageSize: the two tiles, the per-row lse and delta, and
+// the merge arrays.
 constexpr uint64_t kWorkgroupBytes = 16384;
+// Workgroups a pass should have for a GPU to run them side by side (an H200 has 132 SMs): below that,
+// SPLIT threads share each row.
+constexpr uint64_t kWantedWorkgroups = 1024;
+constexpr uint64_t kMaxSplit = 8;
 
 const char* entry_point(AttentionPass pass) {
   switch (pass) {
@@ -29,15 +35,33 @@ bool computes_on(c10::ScalarType type) {
 
 uint64_t vec4s(uint64_t dim) { return (dim + 3) / 4; }
 
-// Rows per tile: as many as workgroup memory holds, at most a workgroup's worth.
-uint64_t tile_rows(const AttentionProblem& s) {
-  const uint64_t row_bytes = (vec4s(s.qk_dim) + vec4s(s.v_dim)) * 16 + 8;
-  return std::min(kRowsPerWorkgroup, kWorkgroupBytes / row_bytes);
+uint64_t rows_of(const AttentionProblem& s) { return s.pass == AttentionPass::BackwardKeyValue ? s.k_len : s.q_len; }
+
+// Threads per row (SPLIT): the fewest that give kWantedWorkgroups, as each doubling halves the serial
+// work per thread but adds a merge. A CPU adapter runs a workgroup's threads as SIMD lanes, where one
+// thread per row reads the tiles at one address for all lanes and more workgroups buy nothing.
+uint64_t split_of(runtime::DeviceContext& context, const AttentionProblem& s) {
+  if (const char* forced = std::getenv("TORCH_DML_ATTENTION_SPLIT")) {
+    const uint64_t split = std::strtoull(forced, nullptr, 10);
+    if (split == 1 || split == 2 || split == 4 || split == 8) return split;
+  }
+  if (context.adapter().adapter_type == "cpu") return 1;
+  const uint64_t row_blocks = s.batch * s.heads * ((rows_of(s) + kLanes - 1) / kLanes);
+  uint64_t split = 1;
+  while (split < kMaxSplit && row_blocks * split < kWantedWorkgroups) split *= 2;
+  return split;
 }
 
-std::string source(const AttentionProblem& s) {
+// Rows per tile: as many as workgroup memory holds beside the merge arrays, at most a workgroup's worth.
+uint64_t tile_rows(const AttentionProblem& s, uint64_t split) {
+  const uint64_t row_bytes = (vec4s(s.qk_dim) + vec4s(s.v_dim)) * 16 + 8;
+  const uint64_t merge_bytes = kLanes * split * 16 + kLanes * 8;
+  return std::min(kLanes, (kWorkgroupBytes - merge_bytes) / row_bytes);
+}
+
+std::string source(const AttentionProblem& s, uint64_t split) {
   const c10::ScalarType type = s.q.ref.dtype;
-  const uint64_t tile = tile_rows(s);
+  const uint64_t tile = tile_rows(s, split);
   std::string mask = "0.0";
   if (s.mask.defined()) {
     const std::string load = typed_load(s.mask.ref.dtype, "mask", "m");
@@ -45,6 +69,7 @@ std::string source(const AttentionProblem& s) {
   }
   return render(wgsl::attention, {{"qk_vec4s", std::to_string(vec4s(s.qk_dim))},
                                   {"v_vec4s", std::to_string(vec4s(s.v_dim))},
+                                  {"split", std::to_string(split)},
                                   {"tile_rows", std::to_string(tile)},
                                   {"tile_a_size", std::to_string(tile * vec4s(s.qk_dim))},
                                   {"tile_b_size", std::to_string(tile * vec4s(s.v_dim))},
@@ -55,10 +80,10 @@ std::string source(const AttentionProblem& s) {
                                   {"mask_value", mask}});
 }
 
-std::string kernel_name(const AttentionProblem& s) {
+std::string kernel_name(const AttentionProblem& s, uint64_t split) {
   const std::string mask = s.mask.defined() ? dtype_info(s.mask.ref.dtype)->name : "none";
   return std::string("attention/") + entry_point(s.pass) + "/" + dtype_info(s.q.ref.dtype)->name + "/mask-" + mask +
-         "/qk" + std::to_string(vec4s(s.qk_dim)) + "v" + std::to_string(vec4s(s.v_dim));
+         "/qk" + std::to_string(vec4s(s.qk_dim)) + "v" + std::to_string(vec4s(s.v_dim)) + "/split" + std::to_string(split);
 }
 
 struct Plan {
@@ -134,9 +159,9 @@ Plan plan(runtime::DeviceContext& context, const AttentionProblem& s) {
   return plan;
 }
 
-uint64_t workgroups(const AttentionProblem& s) {
-  const uint64_t rows = s.pass == AttentionPass::BackwardKeyValue ? s.k_len : s.q_len;
-  return s.batch * s.heads * ((rows + kRowsPerWorkgroup - 1) / kRowsPerWorkgroup);
+uint64_t workgroups(const AttentionProblem& s, uint64_t split) {
+  const uint64_t rows = kLanes / split;
+  return s.batch * s.heads * ((rows_of(s) + rows - 1) / rows);
 }
 
 } // namespace
@@ -146,9 +171,11 @@ std::string attention_unsupported_reason(runtime::DeviceContext& context, const 
 }
 
 void attention(runtime::DeviceContext& context, const AttentionProblem& s) {
-  if (workgroups(s) == 0) return;
+  const uint64_t split = split_of(context, s);
+  if (workgroups(s, split) == 0) return;
   Plan plan = kernels::plan(context, s);
-  plan.launch.run(kernel_name(s), [&] { return source(s); }, plan.params, workgroups(s), entry_point(s.pass));
+  plan.launch.run(kernel_name(s, split), [&] { return source(s, split); }, plan.params, workgroups(s, split),
+                  entry_point(s.pass));
 }
 
 } // namespace torch_dml::kernels

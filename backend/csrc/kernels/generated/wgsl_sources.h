@@ -88,21 +88,28 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 adaptive_max_pool_holes, 6};
 
-inline constexpr std::string_view attention_holes[] = {"tile_rows", "qk_vec4s", "v_vec4s", "tile_a_size", "tile_b_size", "load_q", "load_k", "load_v", "load_dout", "mask_value"};
+inline constexpr std::string_view attention_holes[] = {"split", "tile_rows", "qk_vec4s", "v_vec4s", "tile_a_size", "tile_b_size", "load_q", "load_k", "load_v", "load_dout", "mask_value"};
 inline constexpr Family attention{"attention",
 R"wgsl(// Fused scaled-dot-product attention, forward and backward, for (batch * heads) problems whose rows
 // are a query of length `qk_dim` (keys the same) and a value of length `v_dim`, each at most 128.
 //
-// A thread owns one row (a query in `forward` and `backward_query`, a key in `backward_key_value`), a
-// workgroup 64 consecutive rows of one (batch, head); the other side's rows pass through workgroup
-// memory in tiles of {{tile_rows}} rows, zero-padded to whole vec4s, so each row's arithmetic is over
-// constant lengths the compiler can unroll. All arithmetic in f32, whatever the storage dtype.
+// SPLIT ({{split}}) threads own one row (a query in `forward` and `backward_query`, a key in
+// `backward_key_value`), a workgroup ROWS = 64 / SPLIT consecutive rows of one (batch, head): so a GPU
+// gets SPLIT times the workgroups and each thread a SPLIT-th of the serial work. The other side's rows
+// pass through workgroup memory in tiles of {{tile_rows}} rows, zero-padded to whole vec4s, so each
+// row's arithmetic is over constant lengths the compiler can unroll; part t of a row takes the tile's
+// rows t, t + SPLIT, ... and the parts' partial sums are added up in part order at the end (`merged`).
+// The loops over tile rows run the same trips on every thread, masked rows weighing 0 instead of a
+// divergent `continue`: a driver may then read the tiles at one address for the whole workgroup (with
+// SPLIT = 1). All arithmetic in f32, whatever the storage dtype.
 //
-// forward: an online softmax over keys, one key at a time in key order: the running max `m` and sum
-// `l` rescale the accumulator only when the max grows. Writes the output and logsumexp = m + log(l).
+// forward: an online softmax over each part's keys in key order: the running max `m` and sum `l`
+// rescale the accumulator only when the max grows; the parts then meet at the row's max. Writes the
+// output and logsumexp = m + log(l).
 // backward_query: recomputes each probability from the saved logsumexp, writes dQ and
 // delta = rowsum(P * dP); backward_key_value (dispatched after it) reads delta and writes dK and dV.
-// Each output is one thread's sum in a fixed order: no atomics, the same bits on every run.
+// Each output is a sum in a fixed order (each part's keys in order, then the parts in order): no
+// atomics, the same bits on every run.
 //
 // Masking: the causal mask is the index test key <= query (top-left aligned, as PyTorch's is_causal);
 // the optional mask is read in place through its (broadcast, possibly zero) strides, additive when
@@ -171,7 +178,9 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> extra: array<u32>; // backward_key_value: delta
 @group(0) @binding(8) var<uniform> p: Params;
 
-const BLOCK = 64u;
+const LANES = 64u;
+const SPLIT = {{split}}u;
+const ROWS = LANES / SPLIT;
 const QK4 = {{qk_vec4s}}u;
 const V4 = {{v_vec4s}}u;
 const TILE = {{tile_rows}}u;
@@ -180,6 +189,10 @@ var<workgroup> tile_a: array<vec4<f32>, {{tile_a_size}}>; // rows of qk_dim: key
 var<workgroup> tile_b: array<vec4<f32>, {{tile_b_size}}>; // rows of v_dim: values, or dO
 var<workgroup> tile_lse: array<f32, {{tile_rows}}>;
 var<workgroup> tile_delta: array<f32, {{tile_rows}}>;
+// The parts' partial sums on their way to the row's total.
+var<workgroup> merge_vec: array<vec4<f32>, LANES * SPLIT>;
+var<workgroup> merge_a: array<f32, LANES>;
+var<workgroup> merge_b: array<f32, LANES>;
 
 fn negative_infinity() -> f32 {
   return bitcast<f32>(0xff800000u);
@@ -228,22 +241,26 @@ fn out_base(b: u32, h: u32, i: u32) -> u32 {
   return p.out_offset + b * p.out_batch + h * p.out_head + i * p.out_row;
 }
 
-// The additive mask of query i and key j (0 without a mask).
-fn mask_at(b: u32, h: u32, i: u32, j: u32) -> f32 {
-  if (p.has_mask == 0u) { return 0.0; }
-  let m = p.mask_offset + b * p.mask_batch + h * p.mask_head + i * p.mask_row + j * p.mask_col;
-  return {{mask_value}};
+// The score of query i and key j (scaled q.k plus the mask), or -inf where a mask hides the key.
+fn masked_score(dot_qk: f32, b: u32, h: u32, i: u32, j: u32) -> f32 {
+  if (p.causal != 0u && j > i) { return negative_infinity(); }
+  var s = dot_qk * p.scale;
+  if (p.has_mask != 0u) {
+    let m = p.mask_offset + b * p.mask_batch + h * p.mask_head + i * p.mask_row + j * p.mask_col;
+    s = s + {{mask_value}};
+  }
+  return s;
 }
 
 // Keys and values of rows start.. into the tiles (zeros past k_len).
 fn load_key_tile(lane: u32, b: u32, h: u32, start: u32) {
-  for (var x = lane; x < TILE * QK4; x += BLOCK) {
+  for (var x = lane; x < TILE * QK4; x += LANES) {
     let j = start + x / QK4;
     var row = vec4<f32>(0.0);
     if (j < p.k_len) { row = row_vec(K, k_base(b, h, j), x % QK4); }
     tile_a[x] = row;
   }
-  for (var x = lane; x < TILE * V4; x += BLOCK) {
+  for (var x = lane; x < TILE * V4; x += LANES) {
     let j = start + x / V4;
     var row = vec4<f32>(0.0);
     if (j < p.k_len) { row = row_vec(V, v_base(b, h, j), x % V4); }
@@ -251,39 +268,86 @@ fn load_key_tile(lane: u32, b: u32, h: u32, start: u32) {
   }
 }
 
-fn score(qv: ptr<function, array<vec4<f32>, QK4>>, r: u32) -> f32 {
+fn dot_a(x: ptr<function, array<vec4<f32>, QK4>>, r: u32) -> f32 {
   var s = 0.0;
-  for (var c = 0u; c < QK4; c++) { s += dot((*qv)[c], tile_a[r * QK4 + c]); }
-  return s * p.scale;
+  for (var c = 0u; c < QK4; c++) { s += dot((*x)[c], tile_a[r * QK4 + c]); }
+  return s;
 }
 
-// How many keys the 64 queries from first_query see: under the causal mask, none past the last one.
-// The (batch, head) and the first of the 64 rows (of `rows`) a workgroup owns.
+fn dot_b(x: ptr<function, array<vec4<f32>, V4>>, r: u32) -> f32 {
+  var s = 0.0;
+  for (var c = 0u; c < V4; c++) { s += dot((*x)[c], tile_b[r * V4 + c]); }
+  return s;
+}
+
+// The (batch, head), the first of the ROWS rows (of `rows`) a workgroup owns, and this thread's row
+// and part of it.
 struct Block {
   bh: u32,
   b: u32,
   h: u32,
   first: u32,
+  row: u32,
+  part: u32,
 }
 
-fn block_of(group: vec3<u32>, groups: vec3<u32>, rows: u32) -> Block {
-  let blocks = (rows + BLOCK - 1u) / BLOCK;
+fn block_of(group: vec3<u32>, groups: vec3<u32>, lane: u32, rows: u32) -> Block {
+  let blocks = (rows + ROWS - 1u) / ROWS;
   let g = flat_group(group, groups);
-  let bh = g / blocks;
-  return Block(bh, bh / p.heads, bh % p.heads, (g % blocks) * BLOCK);
+ )wgsl"
+R"wgsl( let bh = g / blocks;
+  let first = (g % blocks) * ROWS;
+  return Block(bh, bh / p.heads, bh % p.heads, first, first + lane / SPLIT, lane % SPLIT);
 }
 
+// How many keys the queries from first_query see: under the causal mask, none past the last one.
 fn keys_seen(first_query: u32) -> u32 {
   if (p.causal == 0u) { return p.k_len; }
-  return min(p.k_len, min(first_query + BLOCK, p.q_len));
+  return min(p.k_len, min(first_query + ROWS, p.q_len));
+}
+
+// The sum over this thread's row of each part's `x`, in part order. Every thread calls it (barriers).
+fn merged_scalar(lane: u32, x: f32) -> f32 {
+  workgroupBarrier();
+  merge_a[lane] = x;
+  workgroupBarrier();
+  let first = lane - lane % SPLIT;
+  var total = 0.0;
+  for (var t = 0u; t < SPLIT; t++) { total += merge_a[first + t]; }
+  return total;
+}
+
+// One round of summing a row's vectors over its parts: this thread hands in its vec4s c0 ..
+// c0 + SPLIT - 1 and gets back the total, in part order, of vec4 c0 + part. Every thread calls it.
+fn merged_vec(lane: u32, mine: array<vec4<f32>, SPLIT>) -> vec4<f32> {
+  workgroupBarrier();
+  for (var t = 0u; t < SPLIT; t++) { merge_vec[lane * SPLIT + t] = mine[t]; }
+  workgroupBarrier();
+  let first = lane - lane % SPLIT;
+  var total = vec4<f32>(0.0);
+  for (var t = 0u; t < SPLIT; t++) { total += merge_vec[(first + t) * SPLIT + lane % SPLIT]; }
+  return total;
+}
+
+// What a part's sums (max m, sum l) are multiplied by to meet at the row's max `top`: exactly 1 at the
+// max itself (exp(0) may be off by ulps), 0 for a part without a finite score.
+fn rescale(m: f32, l: f32, top: f32) -> f32 {
+  if (l == 0.0) { return 0.0; }
+  return select(exp(m - top), 1.0, m == top);
+}
+
+// Elements 4c .. 4c + 3 (those below `length`) of a row of `result` at `base`.
+fn store_part(owns_row: bool, base: u32, length: u32, c: u32, x: vec4<f32>) {
+  if (!owns_row) { return; }
+  for (var e = 4u * c; e < min(4u * c + 4u, length); e++) { result[base + e] = x[e % 4u]; }
 }
 
 @compute @workgroup_size(64)
 fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
            @builtin(local_invocation_index) lane: u32) {
-  let block = block_of(group, groups, p.q_len);
+  let block = block_of(group, groups, lane, p.q_len);
   if (block.bh >= p.batch_heads) { return; }
-  let i = block.first + lane;
+  let i = block.row;
   let owns_row = i < p.q_len;
   var qv: array<vec4<f32>, QK4>;
   if (owns_row) {
@@ -297,14 +361,12 @@ fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) gro
     workgroupBarrier();
     load_key_tile(lane, block.b, block.h, start);
     workgroupBarrier();
-    if (owns_row) {
-      let n = min(TILE, keys - start);
-      for (var r = 0u; r < n; r++) {
-        let j = )wgsl"
-R"wgsl(start + r;
-        if (p.causal != 0u && j > i) { break; }
-        let s = score(&qv, r) + mask_at(block.b, block.h, i, j);
-        if (is_negative_infinity(s)) { continue; }
+    let n = min(TILE, keys - start);
+    for (var r0 = 0u; r0 < n; r0 += SPLIT) {
+      let r = min(r0 + block.part, n - 1u);
+      var s = negative_infinity();
+      if (owns_row && r0 + block.part < n) { s = masked_score(dot_a(&qv, r), block.b, block.h, i, start + r); }
+      if (!is_negative_infinity(s)) {
         if (l == 0.0 || s > m) {
           // The first finite score starts the sums (l is 0): what exp(-inf) gives on a driver is unused.
           let shrink = select(exp(m - s), 0.0, l == 0.0);
@@ -318,19 +380,38 @@ R"wgsl(start + r;
       }
     }
   }
-  if (!owns_row) { return; }
+  // The parts meet at the row's largest max; a part that saw no finite score (l = 0) adds nothing.
+  workgroupBarrier();
+  merge_a[lane] = m;
+  merge_b[lane] = l;
+  workgroupBarrier();
+  let first = lane - block.part;
+  var top = 0.0;
+  var seen = false;
+  for (var t = 0u; t < SPLIT; t++) {
+    if (merge_b[first + t] != 0.0 && (!seen || merge_a[first + t] > top)) { top = merge_a[first + t]; seen = true; }
+  }
+  var total = 0.0;
+  for (var t = 0u; t < SPLIT; t++) { total += merge_b[first + t] * rescale(merge_a[first + t], merge_b[first + t], top); }
+  let own = rescale(m, l, top);
+  let inverse = select(1.0 / total, 0.0, total == 0.0);
   let base = out_base(block.b, block.h, i);
-  let inverse = select(1.0 / l, 0.0, l == 0.0);
-  for (var e = 0u; e < p.v_dim; e++) { result[base + e] = acc[e / 4u][e % 4u] * inverse; }
-  lse[p.lse_offset + block.bh * p.q_len + i] = select(m + log(l), negative_infinity(), l == 0.0);
+  for (var c0 = 0u; c0 < V4; c0 += SPLIT) {
+    var mine: array<vec4<f32>, SPLIT>;
+    for (var t = 0u; t < SPLIT; t++) { if (c0 + t < V4) { mine[t] = acc[c0 + t] * own; } }
+    store_part(owns_row, base, p.v_dim, c0 + block.part, merged_vec(lane, mine) * inverse);
+  }
+  if (owns_row && block.part == 0u) {
+    lse[p.lse_offset + block.bh * p.q_len + i] = select(top + log(total), negative_infinity(), total == 0.0);
+  }
 }
 
 @compute @workgroup_size(64)
 fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                   @builtin(local_invocation_index) lane: u32) {
-  let block = block_of(group, groups, p.q_len);
+  let block = block_of(group, groups, lane, p.q_len);
   if (block.bh >= p.batch_heads) { return; }
-  let i = block.first + lane;
+  let i = block.row;
   let owns_row = i < p.q_len;
   var qv: array<vec4<f32>, QK4>;
   var dov: array<vec4<f32>, V4>;
@@ -353,16 +434,14 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
       workgroupBarrier();
       load_key_tile(lane, block.b, block.h, start);
       workgroupBarrier();
-      if (live) {
-        let n = min(TILE, keys - start);
-        for (var r = 0u; r < n; r++) {
-          let j = start + r;
-          if (p.causal != 0u && j > i) { break; }
-          let s = score(&qv, r) + mask_at(block.b, block.h, i, j);
-          if (is_negative_infinity(s)) { continue; }
+      let n = min(TILE, keys - start);
+      for (var r0 = 0u; r0 < n; r0 += SPLIT) {
+        let r = min(r0 + block.part, n - 1u);
+        var s = negative_infinity();
+        if (live && r0 + block.part < n) { s = masked_score(dot_a(&qv, r), block.b, block.h, i, start + r); }
+        if (!is_negative_infinity(s)) {
           let prob = exp(s - row_lse);
-          var dp = 0.0;
-          for (var c = 0u; c < V4; c++) { dp += dot(dov[c], tile_b[r * V4 + c]); }
+          let dp = dot_b(&dov, r);
           if (sweep == 0u) {
             delta += prob * dp;
           } else {
@@ -372,19 +451,23 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
         }
       }
     }
+    if (sweep == 0u) { delta = merged_scalar(lane, delta); }
   }
-  if (owns_row) { result[p.result2_offset + block.bh * p.q_len + i] = delta; }
-  if (!owns_row) { return; }
+  if (owns_row && block.part == 0u) { result[p.result2_offset + block.bh * p.q_len + i] = delta; }
   let base = p.result_offset + (block.bh * p.q_len + i) * p.qk_dim;
-  for (var e = 0u; e < p.qk_dim; e++) { result[base + e] = dq[e / 4u][e % 4u] * p.scale; }
+  for (var c0 = 0u; c0 < QK4; c0 += SPLIT) {
+    var mine: array<vec4<f32>, SPLIT>;
+    for (var t = 0u; t < SPLIT; t++) { if (c0 + t < QK4) { mine[t] = dq[c0 + t]; } }
+    store_part(owns_row, base, p.qk_dim, c0 + block.part, merged_vec(lane, mine) * p.scale);
+  }
 }
 
 @compute @workgroup_size(64)
 fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
                       @builtin(local_invocation_index) lane: u32) {
-  let block = block_of(group, groups, p.k_len);
+  let block = block_of(group, groups, lane, p.k_len);
   if (block.bh >= p.batch_heads) { return; }
-  let j = block.first + lane;
+  let j = block.row;
   let owns_row = j < p.k_len;
   var kv: array<vec4<f32>, QK4>;
   var vv: array<vec4<f32>, V4>;
@@ -396,35 +479,35 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
   var dv: array<vec4<f32>, V4>;
   // Under the causal mask no query before the block's first key sees any of its keys.
   let from_query = select(0u, block.first, p.causal != 0u);
-  for (var start = from_query; start < p.q_len; start += TILE) {
+  for (var start = from_query)wgsl"
+R"wgsl(; start < p.q_len; start += TILE) {
     workgroupBarrier();
-    for (var x = lane; x < TILE * QK4; x += BLOCK) {
+    for (var x = lane; x < TILE * QK4; x += LANES) {
       let i = start + x / QK4;
       var row = vec4<f32>(0.0);
       if (i < p.q_len) { row = row_vec(Q, q_base(block.b, block.h, i), x % QK4); }
       tile_a[x] = row;
     }
-    for (var x = lane; x < TILE * V4; x += BLOCK) {
+    for (var x = lane; x < TILE * V4; x += LANES) {
       let i = start + x / V4;
       var row = vec4<f32>(0.0);
       if (i < p.q_len) { row = row_vec(DOUT, dout_base(block.b, block.h, i), x % V4); }
       tile_b[x] = row;
     }
-    for (var r = lane; r < TILE; r += BLOCK) {
+    for (var r = lane; r < TILE; r += LANES) {
       let i = min(start + r, p.q_len - 1u);
       tile_lse[r] = lse[p.lse_offset + block.bh * p.q_len + i];
       tile_delta[r] = bitcast<f32>(extra[p.delta_offset + block.bh * p.q_len + i]);
     }
     workgroupBarrier();
-    if (owns_row) {
-      let n = min(TILE, p.q_len - start);
-      for (var r = 0u; r < n; r++) {
-        let i = start + r;
-        if ((p.causal != 0u && i < j) || is_negative_infinity(tile_lse[r])) { continue; }
-        var s = 0.0;
-        for (var c = 0u; c < QK4; c++) { s += dot(tile_a[r * QK4 + c], kv[c]); }
-        s = s * p.scale + mask_at(block.b, block.h, i, j);
-        if (is_negative_infinity(s)) { continue; }
+    let n = min(TILE, p.q_len - start);
+    for (var r0 = 0u; r0 < n; r0 += SPLIT) {
+      let r = min(r0 + block.part, n - 1u);
+      var s = negative_infinity();
+      if (owns_row && r0 + block.part < n && !is_negative_infinity(tile_lse[r])) {
+        s = masked_score(dot_a(&kv, r), block.b, block.h, start + r, j);
+      }
+      if (!is_negative_infinity(s)) {
         let prob = exp(s - tile_lse[r]);
         var dp = 0.0;
         for (var c = 0u; c < V4; c++) {
@@ -436,14 +519,21 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
       }
     }
   }
-  if (!owns_row) { return; }
   let k_out = p.result_offset + (block.bh * p.k_len + j) * p.qk_dim;
-  for (var e = 0u; e < p.qk_dim; e++) { result[k_out + e] = dk[e / 4u][e % 4u] * p.scale; }
+  for (var c0 = 0u; c0 < QK4; c0 += SPLIT) {
+    var mine: array<vec4<f32>, SPLIT>;
+    for (var t = 0u; t < SPLIT; t++) { if (c0 + t < QK4) { mine[t] = dk[c0 + t]; } }
+    store_part(owns_row, k_out, p.qk_dim, c0 + block.part, merged_vec(lane, mine) * p.scale);
+  }
   let v_out = p.result2_offset + (block.bh * p.k_len + j) * p.v_dim;
-  for (var e = 0u; e < p.v_dim; e++) { result[v_out + e] = dv[e / 4u][e % 4u]; }
+  for (var c0 = 0u; c0 < V4; c0 += SPLIT) {
+    var mine: array<vec4<f32>, SPLIT>;
+    for (var t = 0u; t < SPLIT; t++) { if (c0 + t < V4) { mine[t] = dv[c0 + t]; } }
+    store_part(owns_row, v_out, p.v_dim, c0 + block.part, merged_vec(lane, mine));
+  }
 }
 )wgsl",
-attention_holes, 10};
+attention_holes, 11};
 
 inline constexpr std::string_view batch_norm_holes[] = {"acc", "workgroup_size", "x_array", "param_array", "training", "update_running", "load_x", "load_weight", "load_bias", "decode_scalar"};
 inline constexpr Family batch_norm{"batch_norm",
