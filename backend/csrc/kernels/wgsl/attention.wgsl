@@ -7,9 +7,7 @@
 // pass through workgroup memory in tiles of {{tile_rows}} rows, zero-padded to whole vec4s, so each
 // row's arithmetic is over constant lengths the compiler can unroll; part t of a row takes the tile's
 // rows t, t + SPLIT, ... and the parts' partial sums are added up in part order at the end (`merged`).
-// The loops over tile rows run the same trips on every thread, masked rows weighing 0 instead of a
-// divergent `continue`: a driver may then read the tiles at one address for the whole workgroup (with
-// SPLIT = 1). All arithmetic in f32, whatever the storage dtype.
+// All arithmetic in f32, whatever the storage dtype.
 //
 // forward: an online softmax over each part's keys in key order: the running max `m` and sum `l`
 // rescale the accumulator only when the max grows; the parts then meet at the row's max. Writes the
@@ -205,11 +203,17 @@ fn keys_seen(first_query: u32) -> u32 {
   return min(p.k_len, min(first_query + ROWS, p.q_len));
 }
 
+// Waits for the threads that share rows. With one thread to a row (SPLIT = 1) each reads back only its
+// own merge slots: nothing to wait for, and a barrier is dear where a CPU driver runs the workgroup.
+fn merge_barrier() {
+  if (SPLIT > 1u) { workgroupBarrier(); }
+}
+
 // The sum over this thread's row of each part's `x`, in part order. Every thread calls it (barriers).
 fn merged_scalar(lane: u32, x: f32) -> f32 {
-  workgroupBarrier();
+  merge_barrier();
   merge_a[lane] = x;
-  workgroupBarrier();
+  merge_barrier();
   let first = lane - lane % SPLIT;
   var total = 0.0;
   for (var t = 0u; t < SPLIT; t++) { total += merge_a[first + t]; }
@@ -219,9 +223,9 @@ fn merged_scalar(lane: u32, x: f32) -> f32 {
 // One round of summing a row's vectors over its parts: this thread hands in its vec4s c0 ..
 // c0 + SPLIT - 1 and gets back the total, in part order, of vec4 c0 + part. Every thread calls it.
 fn merged_vec(lane: u32, mine: array<vec4<f32>, SPLIT>) -> vec4<f32> {
-  workgroupBarrier();
+  merge_barrier();
   for (var t = 0u; t < SPLIT; t++) { merge_vec[lane * SPLIT + t] = mine[t]; }
-  workgroupBarrier();
+  merge_barrier();
   let first = lane - lane % SPLIT;
   var total = vec4<f32>(0.0);
   for (var t = 0u; t < SPLIT; t++) { total += merge_vec[(first + t) * SPLIT + lane % SPLIT]; }
@@ -263,8 +267,8 @@ fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) gro
     let n = min(TILE, keys - start);
     for (var r0 = 0u; r0 < n; r0 += SPLIT) {
       let r = min(r0 + block.part, n - 1u);
-      var s = negative_infinity();
-      if (owns_row && r0 + block.part < n) { s = masked_score(dot_a(&qv, r), block.b, block.h, i, start + r); }
+      if (!owns_row || r0 + block.part >= n) { continue; }
+      let s = masked_score(dot_a(&qv, r), block.b, block.h, i, start + r);
       if (!is_negative_infinity(s)) {
         if (l == 0.0 || s > m) {
           // The first finite score starts the sums (l is 0): what exp(-inf) gives on a driver is unused.
@@ -280,10 +284,10 @@ fn forward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) gro
     }
   }
   // The parts meet at the row's largest max; a part that saw no finite score (l = 0) adds nothing.
-  workgroupBarrier();
+  merge_barrier();
   merge_a[lane] = m;
   merge_b[lane] = l;
-  workgroupBarrier();
+  merge_barrier();
   let first = lane - block.part;
   var top = 0.0;
   var seen = false;
@@ -345,8 +349,8 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
       let n = min(TILE, keys - start);
       for (var r0 = 0u; r0 < n; r0 += SPLIT) {
         let r = min(r0 + block.part, n - 1u);
-        var s = negative_infinity();
-        if (live && r0 + block.part < n) { s = masked_score(dot_a(&qv, r), block.b, block.h, i, start + r); }
+        if (!live || r0 + block.part >= n) { continue; }
+        let s = masked_score(dot_a(&qv, r), block.b, block.h, i, start + r);
         if (!is_negative_infinity(s)) {
           let prob = exp(s - row_lse);
           let dp = dot_b(&dov, r);
@@ -410,10 +414,8 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
     let n = min(TILE, p.q_len - start);
     for (var r0 = 0u; r0 < n; r0 += SPLIT) {
       let r = min(r0 + block.part, n - 1u);
-      var s = negative_infinity();
-      if (owns_row && r0 + block.part < n && !is_negative_infinity(tile_lse[r])) {
-        s = masked_score(dot_a(&kv, r), block.b, block.h, start + r, j);
-      }
+      if (!owns_row || r0 + block.part >= n || is_negative_infinity(tile_lse[r])) { continue; }
+      let s = masked_score(dot_a(&kv, r), block.b, block.h, start + r, j);
       if (!is_negative_infinity(s)) {
         let prob = exp(s - tile_lse[r]);
         var dp = 0.0;
