@@ -182,7 +182,7 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
     const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-    const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out, const at::Tensor& logsumexp,
+    const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& /*out*/, const at::Tensor& logsumexp,
     const at::Tensor& /*cum_seq_q*/, const at::Tensor& /*cum_seq_k*/, c10::SymInt /*max_q*/, c10::SymInt /*max_k*/,
     double dropout_p, bool is_causal, const at::Tensor& /*philox_seed*/, const at::Tensor& /*philox_offset*/,
     std::optional<double> scale) {
@@ -206,11 +206,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   s.dout = operand(dout);
   s.lse = device_ref(lse);
   s.result = device_ref(query_side);
-  // A float32 output is the kernel's own sums, unrounded: delta from it spares dQ's pass a sweep.
-  const at::Tensor out_rows = out.defined() && out.scalar_type() == c10::kFloat ? rows_contiguous(four_d(out)) : at::Tensor();
-  if (out_rows.defined()) s.out = operand(out_rows);
   run(context, s);
-  s.out = AttentionOperand();
   s.pass = AttentionPass::BackwardKeyValue;
   s.result = device_ref(key_side);
   s.delta = device_ref(query_side.narrow(0, B * H * L * E, B * H * L));

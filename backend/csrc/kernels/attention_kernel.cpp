@@ -151,12 +151,9 @@ Plan plan(runtime::DeviceContext& context, const AttentionProblem& s) {
     launch.bind(s.q.ref, 1);
   } else {
     p.dout_offset = bind_strided(launch, s.dout, p.dout_batch, p.dout_head, p.dout_row);
-    if (s.pass == AttentionPass::BackwardQuery && s.out.defined()) {
-      p.delta_from_out = 1;
-      p.out_offset = bind_strided(launch, s.out, p.out_batch, p.out_head, p.out_row);
-    } else if (s.pass == AttentionPass::BackwardQuery) {
+    if (s.pass == AttentionPass::BackwardQuery)
       launch.bind(s.q.ref, 1); // @binding(7): unread
-    } else
+    else
       p.delta_offset = launch.bind(s.delta, lse_count);
   }
   return plan;

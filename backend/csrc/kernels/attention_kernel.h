@@ -33,7 +33,7 @@ struct AttentionProblem {
   bool causal = false;
   AttentionOperand q, k, v; // float32, float16 or bfloat16, one dtype
   AttentionOperand mask;    // optional, (batch, head, q_len, k_len) through broadcast strides: bool or float
-  AttentionOperand out;     // forward: float32, written; BackwardQuery: float32, read when defined (delta)
+  AttentionOperand out;     // forward: float32, written
   AttentionOperand dout;    // backward: the output's gradient, q's dtype
   DeviceTensorRef lse;      // float32 (batch * heads, q_len) contiguous: written forward, read backward
   // Backward: float32 contiguous, dQ then delta (batch * heads * q_len) for BackwardQuery; dK then dV

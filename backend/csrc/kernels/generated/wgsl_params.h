@@ -67,8 +67,7 @@ struct alignas(16) AttentionParams {
   uint32_t result_offset = {};
   uint32_t result2_offset = {};
   uint32_t delta_offset = {};
-  uint32_t delta_from_out = {};
-  uint32_t pad0_[1] = {};
+  uint32_t pad0_[2] = {};
 };
 static_assert(offsetof(AttentionParams, heads) == 0);
 static_assert(offsetof(AttentionParams, batch_heads) == 4);
@@ -108,7 +107,6 @@ static_assert(offsetof(AttentionParams, lse_offset) == 136);
 static_assert(offsetof(AttentionParams, result_offset) == 140);
 static_assert(offsetof(AttentionParams, result2_offset) == 144);
 static_assert(offsetof(AttentionParams, delta_offset) == 148);
-static_assert(offsetof(AttentionParams, delta_from_out) == 152);
 static_assert(sizeof(AttentionParams) == 160);
 
 // The uniform block of batch_norm.wgsl.

@@ -163,7 +163,6 @@ struct Params {
   result_offset: u32,  // backward: dQ, or dK, contiguous (batch_heads, rows, qk_dim) f32
   result2_offset: u32, // backward: delta (batch_heads, q_len), or dV (batch_heads, k_len, v_dim)
   delta_offset: u32,   // backward_key_value: delta, at binding 7
-  delta_from_out: u32, // backward_query: delta = rowsum(dO * O) from the float32 output at binding 7
 }
 
 // Operands the pass does not use are bound to some other operand, never read.
@@ -174,7 +173,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> v: array<u32>;
 @group(0) @binding(5) var<storage, read_write> mask: array<u32>;
 @group(0) @binding(6) var<storage, read_write> dout: array<u32>;
-@group(0) @binding(7) var<storage, read_write> extra: array<u32>; // delta, or the float32 output
+@group(0) @binding(7) var<storage, read_write> extra: array<u32>; // backward_key_value: delta
 @group(0) @binding(8) var<uniform> p: Params;
 
 const LANES = 64u;
@@ -295,11 +294,11 @@ fn block_of(group: vec3<u32>, groups: vec3<u32>, lane: u32, rows: u32) -> Block 
   let g = flat_group(group, groups);
   let bh = g / blocks;
   let first = (g % blocks) * ROWS;
-  return Block(bh, bh / p.heads, bh % p.heads, first,)wgsl"
-R"wgsl( first + lane / SPLIT, lane % SPLIT);
+  return Block(bh, bh / p.heads, bh % p.heads, first, first + lane / SPLIT, lane % SPLIT);
 }
 
-// How many keys the queries from first_query see: under the causal mask, none past the last one.
+// How many keys the queries from first_query see: under the cau)wgsl"
+R"wgsl(sal mask, none past the last one.
 fn keys_seen(first_query: u32) -> u32 {
   if (p.causal == 0u) { return p.k_len; }
   return min(p.k_len, min(first_query + ROWS, p.q_len));
@@ -430,20 +429,11 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
   var dq: array<vec4<f32>, QK4>;
   var delta = 0.0;
   let keys = keys_seen(block.first);
-  // Two sweeps over the keys: the first sums delta = rowsum(P * dP), the second dQ. The first is
-  // skipped where the output was float32: delta = rowsum(dO * O) then, O = sum(P * V) summed in the
-  // order dP's dot products are, so that where one key takes all the weight dP - delta is exactly 0, as
-  // in the math path's softmax backward. Not from an output rounded to float16 or bfloat16, which
-  // would cost dQ and dK most of their precision.
-  if (p.delta_from_out != 0u && live) {
-    let o = out_base(block.b, block.h, i);
-    for (var c = 0u; c < V4; c++) {
-      var ov = vec4<f32>(0.0);
-      for (var t = 0u; t < 4u; t++) { if (4u * c + t < p.v_dim) { ov[t] = bitcast<f32>(extra[o + 4u * c + t]); } }
-      delta += dot(dov[c], ov);
-    }
-  }
-  for (var sweep = select(0u, 1u, p.delta_from_out != 0u); sweep < 2u; sweep++) {
+  // Two sweeps over the keys: the first sums delta = rowsum(P * dP), the second dQ. delta from the
+  // probabilities, not as rowsum(dO * O) over the stored output, whose rounding to float16 or
+  // bfloat16 would cost dQ and dK most of their precision; and where one key takes all the weight,
+  // dP - delta is then exactly 0, as in the math path's softmax backward.
+  for (var sweep = 0u; sweep < 2u; sweep++) {
     for (var start = 0u; start < keys; start += TILE) {
       workgroupBarrier();
       load_key_tile(lane, block.b, block.h, start);
@@ -481,8 +471,7 @@ fn backward_key_value(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_work
                       @builtin(local_invocation_index) lane: u32) {
   let block = block_of(group, groups, lane, p.k_len);
   if (block.bh >= p.batch_heads) { return; }
-  let j = block)wgsl"
-R"wgsl(.row;
+  let j = block.row;
   let owns_row = j < p.k_len;
   var kv: array<vec4<f32>, QK4>;
   var vv: array<vec4<f32>, V4>;
@@ -494,7 +483,8 @@ R"wgsl(.row;
   var dv: array<vec4<f32>, V4>;
   // Under the causal mask no query before the block's first key sees any of its keys.
   let from_query = select(0u, block.first, p.causal != 0u);
-  for (var start = from_query; start < p.q_len; start += TILE) {
+  for (var start)wgsl"
+R"wgsl( = from_query; start < p.q_len; start += TILE) {
     workgroupBarrier();
     for (var x = lane; x < TILE * QK4; x += LANES) {
       let i = start + x / QK4;

@@ -62,7 +62,6 @@ struct Params {
   result_offset: u32,  // backward: dQ, or dK, contiguous (batch_heads, rows, qk_dim) f32
   result2_offset: u32, // backward: delta (batch_heads, q_len), or dV (batch_heads, k_len, v_dim)
   delta_offset: u32,   // backward_key_value: delta, at binding 7
-  delta_from_out: u32, // backward_query: delta = rowsum(dO * O) from the float32 output at binding 7
 }
 
 // Operands the pass does not use are bound to some other operand, never read.
@@ -73,7 +72,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> v: array<u32>;
 @group(0) @binding(5) var<storage, read_write> mask: array<u32>;
 @group(0) @binding(6) var<storage, read_write> dout: array<u32>;
-@group(0) @binding(7) var<storage, read_write> extra: array<u32>; // delta, or the float32 output
+@group(0) @binding(7) var<storage, read_write> extra: array<u32>; // backward_key_value: delta
 @group(0) @binding(8) var<uniform> p: Params;
 
 const LANES = 64u;
@@ -328,20 +327,11 @@ fn backward_query(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgrou
   var dq: array<vec4<f32>, QK4>;
   var delta = 0.0;
   let keys = keys_seen(block.first);
-  // Two sweeps over the keys: the first sums delta = rowsum(P * dP), the second dQ. The first is
-  // skipped where the output was float32: delta = rowsum(dO * O) then, O = sum(P * V) summed in the
-  // order dP's dot products are, so that where one key takes all the weight dP - delta is exactly 0, as
-  // in the math path's softmax backward. Not from an output rounded to float16 or bfloat16, which
-  // would cost dQ and dK most of their precision.
-  if (p.delta_from_out != 0u && live) {
-    let o = out_base(block.b, block.h, i);
-    for (var c = 0u; c < V4; c++) {
-      var ov = vec4<f32>(0.0);
-      for (var t = 0u; t < 4u; t++) { if (4u * c + t < p.v_dim) { ov[t] = bitcast<f32>(extra[o + 4u * c + t]); } }
-      delta += dot(dov[c], ov);
-    }
-  }
-  for (var sweep = select(0u, 1u, p.delta_from_out != 0u); sweep < 2u; sweep++) {
+  // Two sweeps over the keys: the first sums delta = rowsum(P * dP), the second dQ. delta from the
+  // probabilities, not as rowsum(dO * O) over the stored output, whose rounding to float16 or
+  // bfloat16 would cost dQ and dK most of their precision; and where one key takes all the weight,
+  // dP - delta is then exactly 0, as in the math path's softmax backward.
+  for (var sweep = 0u; sweep < 2u; sweep++) {
     for (var start = 0u; start < keys; start += TILE) {
       workgroupBarrier();
       load_key_tile(lane, block.b, block.h, start);
