@@ -14,7 +14,7 @@ PATH = Path(__file__).parent / "tolerances.yaml"
 
 @dataclass(frozen=True)
 class Tolerance:
-    op: str
+    ops: tuple[str, ...]
     dtypes: tuple[str, ...]
     variants: tuple[str, ...]
     rtol: float
@@ -22,7 +22,7 @@ class Tolerance:
     reason: str
 
     def matches(self, op: str, variant: str, dtype: str) -> bool:
-        return (self.op == op and ("*" in self.dtypes or dtype in self.dtypes)
+        return (op in self.ops and ("*" in self.dtypes or dtype in self.dtypes)
                 and ("*" in self.variants or variant in self.variants))
 
     def as_dict(self) -> dict[str, Any]:
@@ -35,11 +35,13 @@ def load(path: Path = PATH) -> list[Tolerance]:
     entries = (yaml.safe_load(path.read_text()) or {}).get("tolerances") or []
     found = []
     for entry in entries:
+        # `op: name`, or `ops: [names]` for one reason shared by several ops.
+        ops = tuple(entry["ops"]) if "ops" in entry else (entry["op"],)
         if not entry.get("reason"):
-            raise ValueError(f"{path}: tolerance for {entry.get('op')} has no reason")
+            raise ValueError(f"{path}: tolerance for {', '.join(ops)} has no reason")
         if "atol" not in entry or "rtol" not in entry:
-            raise ValueError(f"{path}: tolerance for {entry.get('op')} needs both atol and rtol")
-        found.append(Tolerance(entry["op"], tuple(entry.get("dtypes", ["*"])), tuple(entry.get("variants", ["*"])),
+            raise ValueError(f"{path}: tolerance for {', '.join(ops)} needs both atol and rtol")
+        found.append(Tolerance(ops, tuple(entry.get("dtypes", ["*"])), tuple(entry.get("variants", ["*"])),
                                float(entry["rtol"]), float(entry["atol"]), entry["reason"]))
     return found
 

@@ -21,6 +21,18 @@ def test_overrides_match_op_variant_and_dtype(tmp_path):
     assert tolerances.lookup("exp", "forward", "float16", table) is None
 
 
+def test_one_entry_can_name_several_ops(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("tolerances:\n- ops: [fmod, nextafter]\n  variants: [forward]\n  rtol: 0\n  atol: 0\n"
+                    "  reason: exact\n")
+    table = tolerances.load(path)
+    for op in ("fmod", "nextafter"):
+        found = tolerances.lookup(op, "forward", "float16", table)
+        assert found is not None and (found.rtol, found.atol) == (0.0, 0.0)
+    assert tolerances.lookup("fmod", "backward", "float16", table) is None
+    assert tolerances.lookup("exp", "forward", "float16", table) is None
+
+
 @pytest.mark.parametrize("text, message", [("- op: a\n  rtol: 1\n  atol: 1\n", "no reason"),
                                            ("- op: a\n  rtol: 1\n  reason: r\n", "both atol and rtol")])
 def test_entries_are_checked(tmp_path, text, message):
