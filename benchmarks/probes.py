@@ -1,5 +1,6 @@
 """What a row costs besides its wall time: dml's dispatch, submit and CPU-fallback counts per call, and
-the device time of its kernels from the profiler's kernel events (dml's timestamp queries, CUDA's CUPTI)."""
+the device time of its kernels: dml's from torch_dml's dispatch timer (timestamp queries), CUDA's from
+torch.profiler's CUPTI kernel events."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ class DmlCounter:
 
 
 def device_clock(device: str) -> tuple[str | None, str]:
-    """(the profiler activity's name, how its kernels are timed), or (None, why there is no device time)."""
+    """(who times the kernels: "CUDA" (torch.profiler) or "torch_dml", and how), or (None, why there is no
+    device time)."""
     kind = torch.device(device).type
     if kind == "cuda":
         return "CUDA", "CUPTI kernel records"
@@ -64,8 +66,8 @@ def device_clock(device: str) -> tuple[str | None, str]:
 
 
 def device_time(fn: Callable[[], object], device: str, rounds: int, calls_per_sync: int) -> dict[str, Any]:
-    """Seconds of device activity per call, summed over the kernel events of `rounds` synchronised rounds
-    of `calls_per_sync` calls under torch.profiler. Profiling adds host work, so this runs apart from
+    """Seconds of device activity per call, summed over the kernels of `rounds` synchronised rounds of
+    `calls_per_sync` calls. Timing adds host work, so this runs apart from
     the timed repeats; batching is unchanged, so the kernels are the ones the timed calls ran."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
@@ -75,13 +77,12 @@ def device_time(fn: Callable[[], object], device: str, rounds: int, calls_per_sy
         return {"device_clock": None, "device_time_note": clock}
     if activity == "torch_dml":
         return _dml_device_time(fn, device, rounds, calls_per_sync, clock)
-    kind = DeviceType.CUDA if activity == "CUDA" else DeviceType.PrivateUse1
-    with profile(activities=[ProfilerActivity.CPU, getattr(ProfilerActivity, activity)]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(rounds):
             for _ in range(calls_per_sync):
                 fn()
             synchronize(device)
-    kernels = [event for event in prof.events() if event.device_type == kind]
+    kernels = [event for event in prof.events() if event.device_type == DeviceType.CUDA]
     calls = rounds * calls_per_sync
     if not kernels:
         return {"device_clock": clock, "device_s": None, "device_time_note": "no kernel events recorded"}
