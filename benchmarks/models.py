@@ -65,14 +65,17 @@ class Decoder(nn.Module):
         return self.norm(h) @ self.tokens.weight.t()
 
 
-def _resnet_step(quick: bool) -> Callable[[str], Callable[[], object]]:
+def _resnet_setup(quick: bool, device: str) -> tuple[nn.Module, torch.Tensor]:
     batch, size, width = (2, 32, 16) if quick else (32, 224, 64)
+    torch.manual_seed(0)
+    return resnet18(1000, width).to(device), torch.randn(batch, 3, size, size, device=device)
+
+
+def _resnet_step(quick: bool) -> Callable[[str], Callable[[], object]]:
     def make(device: str) -> Callable[[], object]:
-        torch.manual_seed(0)
-        model = resnet18(1000, width).to(device)
+        model, x = _resnet_setup(quick, device)
         opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        x = torch.randn(batch, 3, size, size, device=device)
-        y = torch.randint(0, 1000, (batch,), device=device)
+        y = torch.randint(0, 1000, (x.shape[0],), device=device)
         def step() -> object:
             opt.zero_grad()
             loss = F.cross_entropy(model(x), y)
@@ -84,11 +87,9 @@ def _resnet_step(quick: bool) -> Callable[[str], Callable[[], object]]:
 
 
 def _resnet_inference(quick: bool) -> Callable[[str], Callable[[], object]]:
-    batch, size, width = (2, 32, 16) if quick else (32, 224, 64)
     def make(device: str) -> Callable[[], object]:
-        torch.manual_seed(0)
-        model = resnet18(1000, width).to(device).eval()
-        x = torch.randn(batch, 3, size, size, device=device)
+        model, x = _resnet_setup(quick, device)
+        model.eval()
         def forward() -> object:
             with torch.no_grad():
                 return model(x)

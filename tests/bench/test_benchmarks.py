@@ -132,7 +132,7 @@ def test_rows_timed_apart_merge_into_one_comparison():
 
 def test_model_rows_run_natively(strict):
     """The models suite (full-size ResNet-18 and GPT-style decoder on a GPU) in its toy sizes, on kernels only."""
-    chosen = [c for c in cases(True, ["models"])]
+    chosen = cases(True, ["models"])
     assert {c.name for c in chosen} >= {"ResNet-18 training step (SGD)", "GPT-style decoder training step (AdamW)"}
     for case in chosen:
         loss = case.make("dml")()
