@@ -12,7 +12,6 @@
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/device_memory.h"
-#include "runtime/device_wait.h"
 #include "runtime/dispatch_timer.h"
 #include "runtime/generator.h"
 #include "runtime/guard.h"
@@ -185,7 +184,7 @@ PYBIND11_MODULE(_C, m) {
       out.append(py::make_tuple(t.kernel, t.start_ns, t.end_ns, t.device_clock));
     return out;
   });
-  m.def("_spin_wait_us", [](int i) { return runtime::spin_wait_us(runtime::device_context(i)); });
+  m.def("_spin_wait_us", [](int i) { return runtime::device_context(i).spin_wait_us(); });
   m.def("_stream_counters", [](int i) {
     runtime::CommandStream& stream = stream_of(i);
     return py::make_tuple(stream.dispatch_count(), stream.submit_count());

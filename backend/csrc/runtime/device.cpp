@@ -44,9 +44,25 @@ std::vector<std::unique_ptr<DeviceContext>>& contexts() {
   return *all;
 }
 
+// 200 us: longer than a small kernel plus its submission, short enough to cost little CPU when a
+// training step takes milliseconds and the wait ends up blocking anyway.
+constexpr int64_t kGpuSpinUs = 200;
+
+int64_t spin_wait_from_env(const AdapterRecord& adapter) {
+  if (const char* value = std::getenv("TORCH_DML_SPIN_WAIT_US")) {
+    char* end = nullptr;
+    const long long parsed = std::strtoll(value, &end, 10);
+    TORCH_CHECK(end != value && *end == '\0' && parsed >= 0, "torch_dml: TORCH_DML_SPIN_WAIT_US must be a ",
+                "whole number of microseconds (0 turns spinning off), not '", value, "'");
+    return parsed;
+  }
+  return adapter.adapter_type == "cpu" ? 0 : kGpuSpinUs;
+}
+
 } // namespace
 
-DeviceContext::DeviceContext(int index, AdapterRecord& adapter) : index_(index), adapter_(adapter) {
+DeviceContext::DeviceContext(int index, AdapterRecord& adapter)
+    : index_(index), adapter_(adapter), spin_wait_us_(spin_wait_from_env(adapter)) {
   WGPUAdapter raw = adapter.adapter.get();
   WGPULimits adapter_limits = WGPU_LIMITS_INIT;
   wgpu().AdapterGetLimits(raw, &adapter_limits);

@@ -46,6 +46,9 @@ class DeviceContext {
     if (lost_ || !pending_error_.empty()) check(std::string(what));
   }
 
+  // How long a wait for this device polls before it blocks (runtime/device_wait.h).
+  int64_t spin_wait_us() const { return spin_wait_us_; }
+
   // Callback plumbing (called from wgpu-native, inside the failing call).
   void on_uncaptured_error(WGPUErrorType type, const std::string& message);
   void on_lost(const std::string& message);
@@ -63,6 +66,7 @@ class DeviceContext {
   WGPUErrorType pending_type_ = WGPUErrorType_NoError;
   bool lost_ = false;
   std::string lost_message_;
+  int64_t spin_wait_us_ = 0;
 };
 
 // Number of dml devices; never throws (0 when no adapter or no library).
