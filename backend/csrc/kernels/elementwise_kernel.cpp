@@ -84,6 +84,7 @@ struct KernelSpec {
   Value compute;
   Store store;
   bool quad = false; // four elements per thread, every operand dense (see quad_path)
+  bool wide = false; // float32 helpers may compute in float64 (the device's, so not in code())
 
   // The spec packed into 64 bits, for the per-op pipeline lookup that runs on every dispatch.
   uint64_t code() const {
@@ -132,7 +133,7 @@ struct KernelSpec {
     const std::string expr = substitute_type(expression(op, compute), wgsl_type(compute));
     const Value result = op.result_bool ? Value::Bool : compute;
     std::vector<Hole> holes = {
-        {"helpers", math_helpers(expr, compute)},
+        {"helpers", math_helpers(expr, compute, wide)},
         {"store_type", store_value_type(pr.out.dtype)},
         {"expression", expr},
         {"store", store_form(pr.out.dtype, convert_value("r", result, value_of(pr.out.dtype)))},
@@ -194,6 +195,7 @@ bool quad_path(const ElementwiseProblem& pr, Store store) {
 
 void launch_piece(runtime::DeviceContext& context, const ElementwiseProblem& pr) {
   KernelSpec spec{pr, compute_value(*pr.op, pr.compute), store_mode(c10::elementSize(pr.out.dtype), dense(pr, 0))};
+  spec.wide = wide_float32_math(context);
   Launch launch(context, pr.op->name, pr.compute);
   Params p;
   uint32_t bound = 1;

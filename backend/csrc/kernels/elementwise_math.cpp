@@ -1,6 +1,7 @@
 #include "kernels/elementwise_math.h"
 #include "kernels/exact_float_math.h"
 #include "kernels/generated/wgsl_math.h"
+#include "runtime/device.h"
 
 #include <cctype>
 #include <map>
@@ -75,7 +76,11 @@ std::string substitute_type(const std::string& text, const char* type) {
   return out;
 }
 
-std::string math_helpers(const std::string& expression, Value value) {
+bool wide_float32_math(runtime::DeviceContext& context) {
+  return context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64);
+}
+
+std::string math_helpers(const std::string& expression, Value value, bool wide) {
   std::vector<const Helper*> pool;
   const bool is_float = value == Value::F32 || value == Value::F64;
   if (value == Value::F32) add_pool(pool, wgsl::math::f32_bits);
@@ -89,6 +94,9 @@ std::string math_helpers(const std::string& expression, Value value) {
       const Helper* chosen = &h;
       if (value == Value::F64)
         for (const Helper& o : wgsl::math::f64_float)
+          if (o.name == h.name) chosen = &o;
+      if (value == Value::F32 && wide)
+        for (const Helper& o : wgsl::math::f32_wide)
           if (o.name == h.name) chosen = &o;
       pool.push_back(chosen);
     }

@@ -128,6 +128,7 @@ struct Spec {
   Stage stage = Stage::Whole;
   bool subgroups = false; // fold each subgroup with one subgroup operation before the workgroup step
   bool vec4 = false;      // Partial over unit-stride rows of 32-bit words: a vec4 per load
+  bool wide = false;      // float32 math helpers may compute in float64 (fixed per device)
 
   std::string name() const {
     const char* stage_name = stage == Stage::Partial ? "/partial" : stage == Stage::Combine ? "/combine" : "";
@@ -152,8 +153,10 @@ struct Spec {
     const Value acc_value = value_of(acc), in_value = dtype_info(input)->value;
     const char* A = wgsl_type(acc_value);
     const bool f64 = acc_value == Value::F64;
-    // Only a float64 p-norm calls pow in float64; every other variant keeps power() on float32 (unused).
-    const bool f64_pow = f64 && op == ReduceOp::NormP;
+    // A p-norm takes the elementwise family's pow_ where it has one better than WGSL's pow (which has
+    // no float64 form and loses |y log2 x| ulp): in float64, and in float32 with float64 at hand.
+    // Every other variant keeps power() on float32, uncalled.
+    const bool helper_pow = op == ReduceOp::NormP && (f64 || (wide && acc_value == Value::F32));
     // Partial results need no per-element step, and a Partial pass hands on the unfinished fold.
     const bool combining = stage == Stage::Combine;
     const std::string x = combining || !r.via_bool ? convert_value("raw", in_value, acc_value)
@@ -181,9 +184,9 @@ struct Spec {
          {"is_nan", nan_test(acc_value)},
          {"scale", decode_scalar(0, acc_value)},
          {"order", decode_scalar(1, acc_value)},
-         {"power_type", f64_pow ? "f64" : "f32"},
-         {"pow", f64_pow ? "pow_" : "pow"},
-         {"math", f64_pow ? math_helpers("pow_(", Value::F64) : ""},
+         {"power_type", helper_pow ? A : "f32"},
+         {"pow", helper_pow ? "pow_" : "pow"},
+         {"math", helper_pow ? math_helpers("pow_(", acc_value, wide) : ""},
          {"stage", std::to_string(static_cast<uint32_t>(stage))},
          {"vec4", vec4 ? "true" : "false"},
          {"out_rank", std::to_string(out_rank)},
@@ -247,6 +250,7 @@ Plan plan_for(runtime::DeviceContext& context, const ReduceProblem& r) {
   const ReduceGeometry& g = r.geometry;
   Plan plan{Spec{r.op, r.input.dtype, r.out.dtype, g.red_numel >= kWorkgroupModeFrom, std::max(g.out_rank, 1),
                  std::max(g.red_rank, 1), r.sqrt_result}};
+  plan.spec.wide = wide_float32_math(context);
   plan.spec.subgroups = plan.spec.workgroup && plain_combine(r.op) && context.has(runtime::Feature::Subgroup) &&
       plan.spec.can_use_subgroups();
   if (plan.spec.workgroup && g.red_numel >= kSplitFrom) {

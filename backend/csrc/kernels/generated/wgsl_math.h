@@ -304,6 +304,75 @@ R"wgsl(fn nextafter_(x: f32, y: f32) -> f32 {
 )wgsl"},
 };
 
+inline constexpr Helper f32_wide[] = {
+    {"pow_core_",
+R"wgsl(fn pow_core_(ax: f32, y: f32) -> f32 {
+  // ax = i 2^e with i a 24-bit integer (a subnormal's significand has no hidden bit).
+  let u = bitcast<u32>(ax);
+  let biased = u >> 23u;
+  let i = select((u & 0x7fffffu) | 0x800000u, u & 0x7fffffu, biased == 0u);
+  let top = 31u - countLeadingZeros(i);
+  // m = i 2^-top in [1, 2), then in [sqrt(1/2), sqrt(2)); ax = m 2^k.
+  var m = f64(i) * bitcast<f64>(u64(1023u - top) << 52u);
+  var k = i32(max(biased, 1u)) - 150 + i32(top);
+  if (m > 1.4142135623730951) {
+    m = m * 0.5;
+    k = k + 1;
+  }
+  // log m = 2 atanh(s), s = (m - 1) / (m + 1) with |s| <= 0.1716: the series to s^21 leaves 2^-60.
+  let s = (m - 1.0) / (m + 1.0);
+  let s2 = s * s;
+  var q: f64 = 1.0 / 21.0;
+  q = 1.0 / 19.0 + s2 * q;
+  q = 1.0 / 17.0 + s2 * q;
+  q = 1.0 / 15.0 + s2 * q;
+  q = 1.0 / 13.0 + s2 * q;
+  q = 1.0 / 11.0 + s2 * q;
+  q = 1.0 / 9.0 + s2 * q;
+  q = 1.0 / 7.0 + s2 * q;
+  q = 1.0 / 5.0 + s2 * q;
+  q = 1.0 / 3.0 + s2 * q;
+  q = 1.0 + s2 * q;
+  let t = f64(y) * (f64(k) + (2.0 * s * q) * 1.4426950408889634);
+  // Past these the float32 result is infinite or zero whatever the rounding.
+  if (t >= 128.0) { return bitcast<f32>(0x7f800000u); }
+  if (t <= -151.0) { return 0.0; }
+  // t = n + f with |f| <= 1/2: n from truncation (|t| < 2^31, so the conversion is exact), then f
+  // steps into range with exact subtractions.
+  var n = i32(t);
+  var f = t - f64(n);
+  if (f > 0.5) {
+    n = n + 1;
+    f = f - 1.0;
+  } else if (f < -0.5) {
+    n = n - 1;
+    f = f + 1.0;
+  }
+  // e^r for |r| <= 0.347: Taylor to r^13 leaves 2^-58.
+  let r = f * 0.6931471805599453;
+  var p: f64 = 1.0 / 6227020800.0;
+  p = 1.0 / 479001600.0 + r * p;
+  p = 1.0 / 39916800.0 + r * p;
+  p = 1.0 / 3628800.0 + r * p;
+  p = 1.0 / 362880.0 + r * p;
+  p = 1.0 / 40320.0 + r * p;
+  p = 1.0 / 5040.0 + r * p;
+  p = 1.0 / 720.0 + r * p;
+  p = 1.0 / 120.0 + r * p;
+  p = 1.0 / 24.0 + r * p;
+  p = 1.0 / 6.0 + r * p;
+  p = 0.5 + r * p;
+  p = 1.0 + r * p;
+  p = 1.0 + r * p;
+  // p 2^n is a normal float64 (n >= -151); one rounding to float32, subnormal results included.
+  let w = p * bitcast<f64>(u64(u32(n + 1023)) << 52u);
+  // Float32's largest finite value plus half an ulp rounds up to infinity.
+  if (w >= 340282356779733661637539395458142568448.0) { return bitcast<f32>(0x7f800000u); }
+  return f32(w);
+}
+)wgsl"},
+};
+
 inline constexpr Helper f64_bits[] = {
     {"isnan_",
 R"wgsl(fn isnan_(x: f64) -> bool { return (bitcast<u64>(x) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu; }
@@ -1126,12 +1195,30 @@ R"wgsl(fn erfinv_(x: T) -> T {
 R"wgsl(fn pow_(x: T, y: T) -> T {
   if (y == T(0) || x == T(1)) { return T(1); }
   if (isnan_(x) || isnan_(y)) { return nan_(); }
+  if (y == T(1)) { return x; }
+  if (y == T(2)) { return x * x; }
   let integral = trunc(y) == y && !isinf_(y);
-  let odd = integral && trunc(y * T(0.5)) != y * T(0.5);
-  let sub = is_subnormal_(x);
-  if (integral && abs(y) <= T(64) && !sub) {
+  let negative = signbit_(x) && integral && trunc(y * T(0.5)) != y * T(0.5);
+  if (isinf_(y)) {
+    let ax = fabs_(x);
+    if (ax == T(1)) { return T(1); }
+    return select(T(0), inf_(), (ax > T(1)) == (y > T(0)));
+  }
+  if (is_zero_(x) || isinf_(x)) {
+    let mag = select(T(0), inf_(), is_zero_(x) == (y < T(0)));
+    return select(mag, fneg_(mag), negative);
+  }
+  if (signbit_(x) && !integral) { return nan_(); }
+  let r = pow_core_(fabs_(x), y);
+  return select(r, fneg_(r), negative);
+}
+)wgsl"},
+    {"pow_core_",
+R"wgsl(fn pow_core_(ax: T, y: T) -> T {
+  let sub = is_subnormal_(ax);
+  if (trunc(y) == y && abs(y) <= T(64) && !sub) {
     var r = T(1);
-    var b = x;
+    var b = ax;
     var e = u32(abs(y));
     while (e != 0u) {
       if ((e & 1u) != 0u) { r = r * b; }
@@ -1140,24 +1227,8 @@ R"wgsl(fn pow_(x: T, y: T) -> T {
     }
     return select(r, T(1) / r, y < T(0));
   }
-  if (y == T(1)) { return x; }
-  if (y == T(0.5) && !sub) { return select(sqrt(x), inf_(), isinf_(x)); }
-  if (is_zero_(x)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
-  if (isinf_(y)) {
-    let ax = abs(x);
-    if (ax == T(1)) { return T(1); }
-    return select(T(0), inf_(), (ax > T(1)) == (y > T(0)));
-  }
-  if (isinf_(x) && x < T(0)) {
-    let mag = select(T(0), inf_(), y > T(0));
-    return select(mag, -mag, odd);
-  }
-  let r = exp2(y * log2_sub_(fabs_(x)));
-  if (signbit_(x)) {
-    if (!integral) { return nan_(); }
-    return select(r, -r, odd);
-  }
-  return r;
+  if (y == T(0.5) && !sub) { return sqrt(ax); }
+  return exp2(y * log2_sub_(ax));
 }
 )wgsl"},
     {"hypot_",

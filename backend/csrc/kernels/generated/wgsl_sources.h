@@ -3643,8 +3643,9 @@ fn aux_value_at(i: u32) -> {{acc}} {
   return aux_value[i - p.input_offset + p.aux_offset];
 }
 
-// pow for the p-norm: float64 takes the elementwise family's pow_ (WGSL's pow has no f64 form); the
-// variants of other ops keep it on float32, uncalled.
+// pow for the p-norm: the elementwise family's pow_ in float64 (WGSL's pow has no f64 form) and in
+// float32 where the adapter has float64 (pow_ is then exact to within a rounding); the variants of
+// other ops keep it on float32, uncalled.
 fn power(x: {{power_type}}, y: {{power_type}}) -> {{power_type}} {
   return {{pow}}(x, y);
 }
@@ -3838,13 +3839,13 @@ fn arg_workgroup(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroup
 // own sum of squares (aux_value) and its count times its mean's squared distance from the row's mean.
 
 fn var_shift(row_base: u32, lo: u32, hi: u32) -> {{acc}} {
-  var shift = {{acc}}(0);
+  var shift = {{acc}}(0);)wgsl"
+R"wgsl(
   if (lo < hi) { shift = load(row_base + red_offset(lo)); }
   return shift;
 }
 
-// A Co)wgsl"
-R"wgsl(mbine pass's slice r: how many elements its partial result stands for.
+// A Combine pass's slice r: how many elements its partial result stands for.
 fn slice_count(r: u32) -> {{acc}} {
   return {{acc}}(min(p.split_slice_length, p.split_row_length - r * p.split_slice_length));
 }

@@ -89,8 +89,9 @@ fn aux_value_at(i: u32) -> {{acc}} {
   return aux_value[i - p.input_offset + p.aux_offset];
 }
 
-// pow for the p-norm: float64 takes the elementwise family's pow_ (WGSL's pow has no f64 form); the
-// variants of other ops keep it on float32, uncalled.
+// pow for the p-norm: the elementwise family's pow_ in float64 (WGSL's pow has no f64 form) and in
+// float32 where the adapter has float64 (pow_ is then exact to within a rounding); the variants of
+// other ops keep it on float32, uncalled.
 fn power(x: {{power_type}}, y: {{power_type}}) -> {{power_type}} {
   return {{pow}}(x, y);
 }

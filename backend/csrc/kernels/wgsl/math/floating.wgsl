@@ -275,18 +275,39 @@ fn erfinv_(x: T) -> T {
   return y - (erf_(y) - x) / (T(1.1283791670955126) * exp(-y * y));
 }
 
-// pow with C's special cases; integer exponents up to 64 by repeated squaring for accuracy. A
-// subnormal base is told from the bits and goes through log2_sub_ (a driver that flushes subnormals
-// read it as zero: pow(1e-45, -0.3) was inf, and lavapipe's log2 of one was 15% off).
+// pow with C's special cases, told from the bits (a driver that flushes subnormals reads one as
+// zero: pow(1e-45, -0.3) was inf); pow_core_ takes the finite, nonzero rest. x * x is correctly
+// rounded, so y = 2 stays a product.
 fn pow_(x: T, y: T) -> T {
   if (y == T(0) || x == T(1)) { return T(1); }
   if (isnan_(x) || isnan_(y)) { return nan_(); }
+  if (y == T(1)) { return x; }
+  if (y == T(2)) { return x * x; }
   let integral = trunc(y) == y && !isinf_(y);
-  let odd = integral && trunc(y * T(0.5)) != y * T(0.5);
-  let sub = is_subnormal_(x);
-  if (integral && abs(y) <= T(64) && !sub) {
+  let negative = signbit_(x) && integral && trunc(y * T(0.5)) != y * T(0.5);
+  if (isinf_(y)) {
+    let ax = fabs_(x);
+    if (ax == T(1)) { return T(1); }
+    return select(T(0), inf_(), (ax > T(1)) == (y > T(0)));
+  }
+  if (is_zero_(x) || isinf_(x)) {
+    let mag = select(T(0), inf_(), is_zero_(x) == (y < T(0)));
+    return select(mag, fneg_(mag), negative);
+  }
+  if (signbit_(x) && !integral) { return nan_(); }
+  let r = pow_core_(fabs_(x), y);
+  return select(r, fneg_(r), negative);
+}
+
+// |x|^y for a finite, nonzero |x| and a finite y other than 0, 1 and 2. Small integral exponents by
+// repeated squaring, the rest as exp2(y log2 x), which loses about |y log2 x| ulp (and flushes a
+// subnormal result on lavapipe): float32 kernels on an adapter with float64 take f32_wide.wgsl's
+// pow_core_ instead.
+fn pow_core_(ax: T, y: T) -> T {
+  let sub = is_subnormal_(ax);
+  if (trunc(y) == y && abs(y) <= T(64) && !sub) {
     var r = T(1);
-    var b = x;
+    var b = ax;
     var e = u32(abs(y));
     while (e != 0u) {
       if ((e & 1u) != 0u) { r = r * b; }
@@ -295,24 +316,8 @@ fn pow_(x: T, y: T) -> T {
     }
     return select(r, T(1) / r, y < T(0));
   }
-  if (y == T(1)) { return x; }
-  if (y == T(0.5) && !sub) { return select(sqrt(x), inf_(), isinf_(x)); }
-  if (is_zero_(x)) { return select(select(T(0), x, odd), select(inf_(), copysign_(inf_(), x), odd), y < T(0)); }
-  if (isinf_(y)) {
-    let ax = abs(x);
-    if (ax == T(1)) { return T(1); }
-    return select(T(0), inf_(), (ax > T(1)) == (y > T(0)));
-  }
-  if (isinf_(x) && x < T(0)) {
-    let mag = select(T(0), inf_(), y > T(0));
-    return select(mag, -mag, odd);
-  }
-  let r = exp2(y * log2_sub_(fabs_(x)));
-  if (signbit_(x)) {
-    if (!integral) { return nan_(); }
-    return select(r, -r, odd);
-  }
-  return r;
+  if (y == T(0.5) && !sub) { return sqrt(ax); }
+  return exp2(y * log2_sub_(ax));
 }
 
 fn hypot_(x: T, y: T) -> T {
