@@ -101,6 +101,13 @@ std::string math_helpers(const std::string& expression, Value value, bool wide) 
       pool.push_back(chosen);
     }
   if (value == Value::F64) add_pool(pool, wgsl::math::f64_builtins);
+  // f32_wide.wgsl's own helpers (those not standing in for a floating.wgsl one).
+  if (value == Value::F32 && wide)
+    for (const Helper& h : wgsl::math::f32_wide) {
+      bool replaces = false;
+      for (const Helper& o : wgsl::math::floating) replaces = replaces || o.name == h.name;
+      if (!replaces) pool.push_back(&h);
+    }
 
   // Each helper as this type spells it (f64 renames builtins to f64_builtins.wgsl's).
   const char* type = wgsl_type(value);

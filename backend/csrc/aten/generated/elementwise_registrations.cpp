@@ -1734,36 +1734,6 @@ at::Tensor& k_pow_Tensor_Tensor_out(const at::Tensor& self, const at::Tensor& ex
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Tensor_out>::call(self, exponent, out);
 }
 
-// pow.Tensor_Scalar
-at::Tensor k_pow_Tensor_Scalar(const at::Tensor& self, const at::Scalar& exponent) {
-  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar>::call(self, exponent);
-  const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
-  at::TensorIterator iter;
-  iter.build_binary_op(at::Tensor(), self, exponent_t);
-  if (run(kernels::ops::pow, iter, {})) return iter.output();
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar>::call(self, exponent);
-}
-
-// pow_.Scalar
-at::Tensor& k_pow__Scalar(at::Tensor& self, const at::Scalar& exponent) {
-  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow__Scalar>::call(self, exponent);
-  const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
-  at::TensorIterator iter;
-  iter.build_binary_op(self, self, exponent_t);
-  if (run(kernels::ops::pow, iter, {})) return self;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow__Scalar>::call(self, exponent);
-}
-
-// pow.Tensor_Scalar_out
-at::Tensor& k_pow_Tensor_Scalar_out(const at::Tensor& self, const at::Scalar& exponent, at::Tensor& out) {
-  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar_out>::call(self, exponent, out);
-  const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
-  at::TensorIterator iter;
-  iter.build_binary_op(out, self, exponent_t);
-  if (run(kernels::ops::pow, iter, {})) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar_out>::call(self, exponent, out);
-}
-
 // pow.Scalar
 at::Tensor k_pow_Scalar(const at::Scalar& self, const at::Tensor& exponent) {
   if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Scalar>::call(self, exponent);
@@ -1782,6 +1752,36 @@ at::Tensor& k_pow_Scalar_out(const at::Scalar& self, const at::Tensor& exponent,
   iter.build_binary_op(out, self_t, exponent);
   if (run(kernels::ops::pow, iter, {})) return out;
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Scalar_out>::call(self, exponent, out);
+}
+
+// pow.Tensor_Scalar
+at::Tensor k_pow_Tensor_Scalar(const at::Tensor& self, const at::Scalar& exponent) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar>::call(self, exponent);
+  const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), self, exponent_t);
+  if (run(kernels::ops::pow_scalar, iter, {})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar>::call(self, exponent);
+}
+
+// pow_.Scalar
+at::Tensor& k_pow__Scalar(at::Tensor& self, const at::Scalar& exponent) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow__Scalar>::call(self, exponent);
+  const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
+  at::TensorIterator iter;
+  iter.build_binary_op(self, self, exponent_t);
+  if (run(kernels::ops::pow_scalar, iter, {})) return self;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow__Scalar>::call(self, exponent);
+}
+
+// pow.Tensor_Scalar_out
+at::Tensor& k_pow_Tensor_Scalar_out(const at::Tensor& self, const at::Scalar& exponent, at::Tensor& out) {
+  if (!takes(self, exponent)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar_out>::call(self, exponent, out);
+  const at::Tensor exponent_t = at::native::wrapped_scalar_tensor(exponent);
+  at::TensorIterator iter;
+  iter.build_binary_op(out, self, exponent_t);
+  if (run(kernels::ops::pow_scalar, iter, {})) return out;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::pow_Tensor_Scalar_out>::call(self, exponent, out);
 }
 
 // atan2
@@ -3127,11 +3127,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("pow.Tensor_Tensor", TORCH_FN(k_pow_Tensor_Tensor));
   m.impl("pow_.Tensor", TORCH_FN(k_pow__Tensor));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(k_pow_Tensor_Tensor_out));
+  m.impl("pow.Scalar", TORCH_FN(k_pow_Scalar));
+  m.impl("pow.Scalar_out", TORCH_FN(k_pow_Scalar_out));
   m.impl("pow.Tensor_Scalar", TORCH_FN(k_pow_Tensor_Scalar));
   m.impl("pow_.Scalar", TORCH_FN(k_pow__Scalar));
   m.impl("pow.Tensor_Scalar_out", TORCH_FN(k_pow_Tensor_Scalar_out));
-  m.impl("pow.Scalar", TORCH_FN(k_pow_Scalar));
-  m.impl("pow.Scalar_out", TORCH_FN(k_pow_Scalar_out));
   m.impl("atan2", TORCH_FN(k_atan2));
   m.impl("atan2_", TORCH_FN(k_atan2_));
   m.impl("atan2.out", TORCH_FN(k_atan2_out));

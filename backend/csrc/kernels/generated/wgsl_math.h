@@ -365,10 +365,33 @@ R"wgsl(fn pow_core_(ax: f32, y: f32) -> f32 {
   p = 1.0 + r * p;
   p = 1.0 + r * p;
   // p 2^n is a normal float64 (n >= -151); one rounding to float32, subnormal results included.
-  let w = p * bitcast<f64>(u64(u32(n + 1023)) << 52u);
-  // Float32's largest finite value plus half an ulp rounds up to infinity.
-  if (w >= 340282356779733661637539395458142568448.0) { return bitcast<f32>(0x7f800000u); }
+  return narrow_(p * bitcast<f64>(u64(u32(n + 1023)) << 52u));
+}
+)wgsl"},
+    {"narrow_",
+R"wgsl(fn narrow_(w: f64) -> f32 {
+  if (abs(w) >= 340282356779733661637539395458142568448.0) {
+    return select(bitcast<f32>(0x7f800000u), bitcast<f32>(0xff800000u), w < 0.0);
+  }
   return f32(w);
+}
+)wgsl"},
+    {"fdiv_",
+R"wgsl(fn fdiv_(a: f32, b: f32) -> f32 {
+  return narrow_(widen_(a) / widen_(b));
+}
+)wgsl"},
+    {"fsqrt_",
+R"wgsl(fn fsqrt_(a: f32) -> f32 {
+  return f32(sqrt(widen_(a)));
+}
+)wgsl"},
+    {"widen_",
+R"wgsl(fn widen_(a: f32) -> f64 {
+  let u = bitcast<u32>(a);
+  if ((u & 0x7f800000u) != 0u) { return f64(a); }
+  let m = f64(u & 0x7fffffu) * bitcast<f64>(u64(1023u - 149u) << 52u);
+  return select(m, -m, (u & 0x80000000u) != 0u);
 }
 )wgsl"},
 };
@@ -1189,6 +1212,24 @@ R"wgsl(fn erfinv_(x: T) -> T {
   if (abs(x) >= T(1)) { return select(nan_(), copysign_(inf_(), x), abs(x) == T(1)); }
   let y = erfinv_giles_(x);
   return y - (erf_(y) - x) / (T(1.1283791670955126) * exp(-y * y));
+}
+)wgsl"},
+    {"fdiv_",
+R"wgsl(fn fdiv_(a: T, b: T) -> T { return a / b; }
+)wgsl"},
+    {"fsqrt_",
+R"wgsl(fn fsqrt_(a: T) -> T { return sqrt(a); }
+)wgsl"},
+    {"pow_scalar_",
+R"wgsl(fn pow_scalar_(x: T, y: T) -> T {
+  if (!is_subnormal_(x)) {
+    if (y == T(0.5)) { return select(fsqrt_(x), nan_(), is_neg_(x)); }
+    if (y == T(-0.5)) { return fdiv_(T(1), select(fsqrt_(x), nan_(), is_neg_(x))); }
+    if (y == T(-1)) { return fdiv_(T(1), x); }
+    if (y == T(3)) { return x * x * x; }
+    if (y == T(-2)) { return fdiv_(T(1), x * x); }
+  }
+  return pow_(x, y);
 }
 )wgsl"},
     {"pow_",

@@ -71,8 +71,36 @@ fn pow_core_(ax: f32, y: f32) -> f32 {
   p = 1.0 + r * p;
   p = 1.0 + r * p;
   // p 2^n is a normal float64 (n >= -151); one rounding to float32, subnormal results included.
-  let w = p * bitcast<f64>(u64(u32(n + 1023)) << 52u);
-  // Float32's largest finite value plus half an ulp rounds up to infinity.
-  if (w >= 340282356779733661637539395458142568448.0) { return bitcast<f32>(0x7f800000u); }
+  return narrow_(p * bitcast<f64>(u64(u32(n + 1023)) << 52u));
+}
+
+// float64 to float32, rounding to nearest with IEEE overflow to infinity (WGSL leaves the conversion
+// of a value past float32's range to the driver): float32's largest value plus half an ulp and up
+// round to infinity.
+fn narrow_(w: f64) -> f32 {
+  if (abs(w) >= 340282356779733661637539395458142568448.0) {
+    return select(bitcast<f32>(0x7f800000u), bitcast<f32>(0xff800000u), w < 0.0);
+  }
   return f32(w);
+}
+
+// a / b correctly rounded. The float64 quotient of two float32 values, within a few float64 ulp of
+// the true one on any driver, cannot be close enough to a float32 rounding boundary (a quotient of
+// 24-bit significands is never a tie, and stays 2^-48 relative away from one) to round the wrong way.
+fn fdiv_(a: f32, b: f32) -> f32 {
+  return narrow_(widen_(a) / widen_(b));
+}
+
+// sqrt correctly rounded, by the same argument (53 >= 2 x 24 + 2 bits); never past float32's range.
+fn fsqrt_(a: f32) -> f32 {
+  return f32(sqrt(widen_(a)));
+}
+
+// float32 to float64 exactly, a subnormal from its bits (|a| = significand 2^-149): a driver that
+// flushes float32 subnormals may flush one on conversion too.
+fn widen_(a: f32) -> f64 {
+  let u = bitcast<u32>(a);
+  if ((u & 0x7f800000u) != 0u) { return f64(a); }
+  let m = f64(u & 0x7fffffu) * bitcast<f64>(u64(1023u - 149u) << 52u);
+  return select(m, -m, (u & 0x80000000u) != 0u);
 }

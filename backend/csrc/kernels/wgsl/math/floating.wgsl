@@ -275,6 +275,28 @@ fn erfinv_(x: T) -> T {
   return y - (erf_(y) - x) / (T(1.1283791670955126) * exp(-y * y));
 }
 
+// a / b and sqrt(a) as the adapter computes them (WGSL allows 2.5 ulp and more; NVIDIA takes it):
+// float32 kernels on an adapter with float64 take f32_wide.wgsl's correctly rounded forms.
+fn fdiv_(a: T, b: T) -> T { return a / b; }
+
+fn fsqrt_(a: T) -> T { return sqrt(a); }
+
+// pow with a scalar exponent, step by step as the CPU computes it: it special-cases these exponents
+// (sqrt, 1 / sqrt, 1 / x, x * x * x, 1 / (x * x): one or two rounded steps where pow_ rounds once),
+// and taking its steps keeps results built on them to its bits (normalize's backward with p = 0.5
+// cancels terms of 20 to a gradient of 0, where one ulp apart in a term is the whole error). A
+// subnormal x goes to pow_, which reads it from the bits where a driver may flush it.
+fn pow_scalar_(x: T, y: T) -> T {
+  if (!is_subnormal_(x)) {
+    if (y == T(0.5)) { return select(fsqrt_(x), nan_(), is_neg_(x)); }
+    if (y == T(-0.5)) { return fdiv_(T(1), select(fsqrt_(x), nan_(), is_neg_(x))); }
+    if (y == T(-1)) { return fdiv_(T(1), x); }
+    if (y == T(3)) { return x * x * x; }
+    if (y == T(-2)) { return fdiv_(T(1), x * x); }
+  }
+  return pow_(x, y);
+}
+
 // pow with C's special cases, told from the bits (a driver that flushes subnormals reads one as
 // zero: pow(1e-45, -0.3) was inf); pow_core_ takes the finite, nonzero rest. x * x is correctly
 // rounded, so y = 2 stays a product.
