@@ -743,3 +743,15 @@ def test_nextafter_of_half_types_steps_by_their_own_ulp(dtype):
     with torch_dml.strict(False):
         got = torch.nextafter(x.to("dml"), y.to("dml")).cpu()
     assert torch.equal(got, torch.nextafter(x, y)) and not torch.equal(got[:4], x[:4])
+
+
+@pytest.mark.parametrize("value", [2**31, 3 * 10**9, 2**32 - 1, -(2**31) - 1, 2**40 + 2**31])
+def test_int64_scalars_with_the_low_word_high_bit_set(value):
+    # The low 32-bit word was sign-extended when the kernel rebuilt the scalar: t * 2^31 came out negated.
+    t = torch.tensor([2**40 + 5, 2**33 + 7, 3 * 2**31 + 1, -7, 0])
+    d = t.to("dml")
+    with torch_dml.strict():
+        got = [d * value, torch.remainder(d, value), d // value, d + value, d == value, d.clamp(max=value)]
+    want = [t * value, torch.remainder(t, value), t // value, t + value, t == value, t.clamp(max=value)]
+    for g, w in zip(got, want):
+        assert torch.equal(g.cpu(), w), (g, w)

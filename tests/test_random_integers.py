@@ -55,3 +55,26 @@ def test_reproducible_from_the_seed():
 def test_bounds_the_dtype_cannot_hold_still_raise():
     with torch_dml.strict(False), pytest.raises(RuntimeError):
         torch.empty(4, dtype=torch.int8, device="dml").random_(0, 1000)
+
+
+# random_() and random_(from) without `to` end, inclusively, where the CPU's do: 2^digits for float
+# types, the maximum for integer ones. int64 and float64 ranges exceed the 48 bits drawn: they fall back.
+UNBOUNDED = {torch.float32: 2**24, torch.float16: 2**11, torch.bfloat16: 2**8, torch.int32: 2**31 - 1,
+             torch.int16: 2**15 - 1, torch.int8: 127, torch.uint8: 255, torch.bool: 1}
+
+
+@pytest.mark.parametrize("dtype", list(UNBOUNDED), ids=str)
+def test_random_without_bounds_covers_the_cpu_range(dtype):
+    last = UNBOUNDED[dtype]
+    x = torch.empty(60000, dtype=dtype, device="dml").random_().cpu().to(torch.float64)
+    assert x.min().item() >= 0 and x.max().item() <= last
+    assert torch.equal(x, x.round())
+    # The top eighth of the range is reached, and the mean sits near last / 2.
+    assert x.max().item() >= last * 7 // 8 and abs(x.mean().item() / last - 0.5) < 0.02
+    y = torch.empty(60000, dtype=dtype, device="dml").random_(last // 2, None).cpu().to(torch.float64)
+    assert y.min().item() >= last // 2 and y.max().item() <= last and y.max().item() >= last - max(last // 8, 1)
+
+
+def test_random_without_bounds_beyond_48_bits_falls_back():
+    with pytest.raises(torch_dml.FallbackError):
+        torch.empty(4, dtype=torch.int64, device="dml").random_()

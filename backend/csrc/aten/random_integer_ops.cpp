@@ -1,9 +1,11 @@
-// random_(from, to) and random_(to): uniform integers (torch.randint lands here), composed from the
-// native uniform_ draw. Each float32 draw carries exactly 24 random bits (kernels/random_kernel.h), so
-// two draws make a 48-bit integer and its remainder by the range is uniform to within range / 2^48
-// (CUDA's 32-bit draw is biased by range / 2^32). Ranges beyond 2^48, adapters without shader-int64,
-// random_() with no bounds and bounds outside the dtype go to the counted fallback, which raises
-// PyTorch's own errors for the invalid ones.
+// random_(from, to), random_(to) and random_(): uniform integers (torch.randint lands here), composed
+// from the native uniform_ draw. Each float32 draw carries exactly 24 random bits
+// (kernels/random_kernel.h), so two draws make a 48-bit integer and its remainder by the range is
+// uniform to within range / 2^48 (CUDA's 32-bit draw is biased by range / 2^32). Without an upper
+// bound the range ends, inclusively, where the CPU's does: 2^digits for a float type (every integer up
+// to it is exact), the type's maximum for an integer one. Ranges beyond 2^48 (int64 and float64 without
+// bounds among them), adapters without shader-int64 and bounds outside the dtype go to the counted
+// fallback, which raises PyTorch's own errors for the invalid ones.
 #include <ATen/ATen.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/random_ops.h>
@@ -11,6 +13,7 @@
 #include <torch/library.h>
 
 #include <limits>
+#include <optional>
 
 #include "aten/common.h"
 #include "aten/fallback.h"
@@ -37,11 +40,31 @@ bool representable(c10::ScalarType type, int64_t from, int64_t to) {
   return from >= low && to - 1 <= high;
 }
 
+// The inclusive upper end of random_() without `to`, as the CPU takes it.
+int64_t default_last(c10::ScalarType type) {
+  if (type == c10::kBool) return 1;
+  if (at::isFloatingType(type))
+    return int64_t{1} << (type == c10::kDouble ? 53 : type == c10::kFloat ? 24 : type == c10::kHalf ? 11 : 8);
+  int64_t high = 0;
+  AT_DISPATCH_INTEGRAL_TYPES(type, "random_", [&] { high = std::numeric_limits<scalar_t>::max(); });
+  return high;
+}
+
+bool known_type(c10::ScalarType type) {
+  return type == c10::kBool || at::isIntegralType(type, false) || type == c10::kFloat || type == c10::kHalf ||
+      type == c10::kBFloat16 || type == c10::kDouble;
+}
+
+// [from, last] as a half-open range, when it is short enough to draw natively (so `last + 1` cannot
+// overflow).
+std::optional<int64_t> end_after(int64_t from, int64_t last) {
+  if (last < from || static_cast<__int128>(last) - from + 1 > kMaxRange) return std::nullopt;
+  return last + 1;
+}
+
 bool native_case(const at::Tensor& self, int64_t from, int64_t to) {
   const c10::ScalarType type = self.scalar_type();
-  const bool known = type == c10::kBool || at::isIntegralType(type, false) || type == c10::kFloat ||
-      type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble;
-  return known && from < to && to - from <= kMaxRange && context_of(self).has(runtime::Feature::ShaderInt64) &&
+  return known_type(type) && from < to && to - from <= kMaxRange && context_of(self).has(runtime::Feature::ShaderInt64) &&
       (type != c10::kDouble || context_of(self).has(runtime::Feature::ShaderF64)) && representable(type, from, to);
 }
 
@@ -61,9 +84,19 @@ at::Tensor& fill_integers(at::Tensor& self, int64_t from, int64_t to, const std:
 
 at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
                         std::optional<at::Generator> generator) {
-  if (!to || !native_case(self, from, *to))
+  const std::optional<int64_t> end =
+      to ? to : known_type(self.scalar_type()) ? end_after(from, default_last(self.scalar_type())) : std::nullopt;
+  if (!end || !native_case(self, from, *end))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::random__from>::call(self, from, to, generator);
-  return fill_integers(self, from, *to, generator);
+  return fill_integers(self, from, *end, generator);
+}
+
+at::Tensor& random_plain(at::Tensor& self, std::optional<at::Generator> generator) {
+  const std::optional<int64_t> end =
+      known_type(self.scalar_type()) ? end_after(0, default_last(self.scalar_type())) : std::nullopt;
+  if (!end || !native_case(self, 0, *end))
+    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::random_>::call(self, generator);
+  return fill_integers(self, 0, *end, generator);
 }
 
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> generator) {

@@ -129,7 +129,9 @@ std::string decode_scalar(int slot, Value value) {
   switch (value) {
     case Value::F32: return "bitcast<f32>(" + lo + ")";
     case Value::F64: return "bitcast<f64>((u64(" + hi + ") << 32u) | u64(" + lo + "))";
-    case Value::I64: return "((i64(bitcast<i32>(" + hi + ")) << 32u) | i64(" + lo + "))";
+    // Both words as u64 first: i64(u32) is sign-extended by naga, which turned every scalar whose
+    // low word has bit 31 set (2^31, 3e9) into another number.
+    case Value::I64: return "bitcast<i64>((u64(" + hi + ") << 32u) | u64(" + lo + "))";
     case Value::I32: return "bitcast<i32>(" + lo + ")";
     case Value::Bool: return "(" + lo + " != 0u)";
   }
