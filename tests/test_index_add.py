@@ -1,5 +1,5 @@
-"""index_add (functional, in-place, out=), native (strict mode) for float dtypes, against the CPU,
-deterministic; other dtypes reach the CPU through the counted fallback."""
+"""index_add (functional, in-place, out=), native (strict mode) for float, integer and bool dtypes,
+against the CPU, deterministic; complex reaches the CPU through the counted fallback."""
 
 import pytest
 import torch
@@ -108,9 +108,63 @@ def test_int32_and_int64_wrap_as_on_the_cpu(dtype):
         assert torch.equal(self.to("dml").index_add(0, index.to("dml"), source.to("dml"), alpha=alpha).cpu(), expected)
 
 
-def test_small_integer_dtypes_reach_the_cpu_counted():
-    self = torch.zeros(3, 2, dtype=torch.int8)
-    index, source = torch.tensor([1, 1]), torch.full((2, 2), 100, dtype=torch.int8)
+SMALL = [torch.int8, torch.uint8, torch.int16, torch.bool]
+
+
+def small_values(shape, dtype, seed):
+    generator = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=generator) < 0.3
+    info = torch.iinfo(dtype)
+    return torch.randint(info.min, info.max + 1, shape, generator=generator, dtype=torch.int64).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", SMALL, ids=str)
+@pytest.mark.parametrize("shape,dim", [((5, 6, 7), 0), ((5, 6, 7), 1), ((5, 6, 7), 2), ((3,), 0), ((9, 1), 0),
+                                       ((2, 1001), 1)], ids=str)
+def test_small_integers_and_bool_wrap_as_on_the_cpu(dtype, shape, dim):
+    # Odd sizes leave the last word part-filled; values span the dtype, so sums wrap.
+    self = small_values(shape, dtype, 1)
+    index = torch.randint(0, shape[dim], (37,), generator=torch.Generator().manual_seed(2))
+    source_shape = list(shape)
+    source_shape[dim] = 37
+    source = small_values(source_shape, dtype, 3)
+    alphas = [1, True, False, 2] if dtype == torch.bool else [1, -3, 2]
+    for alpha in alphas:
+        expected = self.index_add(dim, index, source, alpha=alpha)
+        actual = self.to("dml").index_add(dim, index.to("dml"), source.to("dml"), alpha=alpha).cpu()
+        assert torch.equal(actual, expected), alpha
+
+
+@pytest.mark.parametrize("dtype", SMALL, ids=str)
+def test_small_dtypes_in_place_strided_and_empty(dtype):
+    base = small_values((7, 9), dtype, 4)
+    index = torch.tensor([5, 0, 5, 2])
+    source = small_values((4, 9), dtype, 5)
+    # self starting mid-word (a slice from row 1), a strided column view, and an empty index.
+    for view in [lambda t: t[1:], lambda t: t[:, ::2], lambda t: t.t()[::2].t()]:
+        expected, actual = base.clone(), base.to("dml")
+        src = source[:, : view(expected).size(1)]
+        view(expected).index_add_(0, index, src)
+        view(actual).index_add_(0, index.to("dml"), src.to("dml"))
+        assert torch.equal(actual.cpu(), expected)
+    empty = torch.empty(0, dtype=torch.long, device="dml")
+    assert torch.equal(base.to("dml").index_add(0, empty, source[:0].to("dml")).cpu(), base)
+
+
+def test_small_dtypes_same_bits_every_run():
+    self = torch.zeros(3, 255, dtype=torch.int8, device="dml")
+    index = torch.randint(0, 3, (4096,), generator=torch.Generator().manual_seed(6)).to("dml")
+    source = small_values((4096, 255), torch.int8, 7).to("dml")
+    first = self.index_add(0, index, source).cpu()
+    for _ in range(3):
+        assert torch.equal(self.index_add(0, index, source).cpu(), first)
+    assert torch.equal(first, torch.zeros(3, 255, dtype=torch.int8).index_add(0, index.cpu(), source.cpu()))
+
+
+def test_complex_reaches_the_cpu_counted():
+    self = torch.zeros(3, 2, dtype=torch.complex64)
+    index, source = torch.tensor([1, 1]), torch.full((2, 2), 1 + 2j, dtype=torch.complex64)
     with torch_dml.strict(False):
         torch_dml.reset_fallback_counts()
         actual = self.to("dml").index_add(0, index.to("dml"), source.to("dml")).cpu()
@@ -120,7 +174,7 @@ def test_small_integer_dtypes_reach_the_cpu_counted():
 
 def test_kernels_have_no_signed_remainder():
     # The integer variants sum in i32/i64: their index arithmetic must stay in u32.
-    for dtype in [torch.int32, torch.int64, torch.float32]:
+    for dtype in [torch.int32, torch.int64, torch.float32, torch.int8, torch.int16]:
         self = torch.zeros(4, 3, dtype=dtype, device="dml")
         source = torch.ones(2, 3, dtype=dtype, device="dml")
         index = torch.tensor([1, 3], device="dml")

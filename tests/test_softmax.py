@@ -54,3 +54,64 @@ def test_extreme_values():
     x = torch.tensor([[1000.0, 0.0, -1000.0], [float("-inf"), 0.0, 1.0], [float("nan"), 1.0, 2.0]])
     torch.testing.assert_close(torch.softmax(x.to("dml"), 1).cpu(), torch.softmax(x, 1), equal_nan=True)
     torch.testing.assert_close(torch.log_softmax(x.to("dml"), 1).cpu(), torch.log_softmax(x, 1), equal_nan=True)
+
+
+def column_input(shape, dtype, seed=3, contiguous=True):
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(seed)) * 4).to(dtype)
+    return x if contiguous else x.transpose(0, -1).contiguous().transpose(0, -1)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape,dim", [((4, 9, 5), 1), ((3, 16, 8, 8), 1), ((6, 2, 3), 0), ((2, 1000, 3), 1),
+                                       ((5, 7, 1), 1), ((2, 3, 4, 5), -2)], ids=str)
+@pytest.mark.parametrize("contiguous", [True, False], ids=["contiguous", "strided"])
+@pytest.mark.parametrize("fn", [torch.softmax, torch.log_softmax], ids=["softmax", "log_softmax"])
+def test_forward_over_an_earlier_dim(dtype, shape, dim, contiguous, fn):
+    x = column_input(shape, dtype, contiguous=contiguous)
+    actual = fn(x.to("dml"), dim)
+    expected = fn(wide(x), dim).to(dtype)
+    assert actual.dtype == dtype
+    torch.testing.assert_close(actual.cpu(), expected, **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("forward,backward", [
+    (torch.softmax, torch.ops.aten._softmax_backward_data),
+    (torch.log_softmax, torch.ops.aten._log_softmax_backward_data),
+], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("contiguous", [True, False], ids=["contiguous", "strided"])
+def test_backward_over_an_earlier_dim(dtype, forward, backward, contiguous):
+    x = column_input((3, 40, 6, 5), dtype, seed=4, contiguous=contiguous)
+    grad = column_input((3, 40, 6, 5), dtype, seed=5, contiguous=contiguous)
+    y = forward(wide(x), 1).to(dtype)
+    actual = backward(grad.to("dml"), y.to("dml"), 1, dtype)
+    expected = backward(wide(grad), wide(y), 1, wide(y).dtype).to(dtype)
+    torch.testing.assert_close(actual.cpu(), expected, **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("fn", [torch.softmax, torch.log_softmax], ids=["softmax", "log_softmax"])
+def test_extreme_values_over_an_earlier_dim(fn):
+    # Columns along dim 0: infinities first, after and among finite values, a NaN, all -inf, one +inf.
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([[1000.0, -inf, -inf, nan, -inf, 1.0, 3.0],
+                      [0.0, 0.0, 2.0, 1.0, -inf, inf, -inf],
+                      [-1000.0, 1.0, -inf, 2.0, -inf, 2.0, 5.0]])
+    torch.testing.assert_close(fn(x.to("dml"), 0).cpu(), fn(x, 0), equal_nan=True)
+
+
+def test_empty_over_an_earlier_dim():
+    for shape in [(0, 3, 4), (2, 0, 4), (2, 3, 0)]:
+        x = torch.randn(shape)
+        assert torch.softmax(x.to("dml"), 1).shape == torch.softmax(x, 1).shape
+
+
+def test_an_earlier_dim_is_read_in_place():
+    # A contiguous float32 NCHW tensor over dim 1: one dispatch, no copy moving the dim last.
+    x = torch.randn(2, 64, 8, 8).to("dml")
+    torch.softmax(x, 1)
+    torch_dml.synchronize()
+    before = torch_dml._C._stream_counters(0)[0]
+    y = torch.softmax(x, 1)
+    torch_dml.synchronize()
+    assert torch_dml._C._stream_counters(0)[0] - before == 1
+    torch.testing.assert_close(y.cpu(), torch.softmax(x.cpu(), 1))

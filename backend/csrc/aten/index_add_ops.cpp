@@ -1,8 +1,8 @@
-// index_add (functional, in-place, out=) on the device for float32/float16/bfloat16/float64 and
-// int32/int64 (int64 with shader-int64), the same bits every run: the positions are grouped by index
-// and each element adds its group's terms in position order, the CPU's order
-// (kernels/index_add_kernel.h), so float32/float64 with alpha 1 equal the CPU bit for bit. Other
-// dtypes (bool, 1- and 2-byte integers, complex) and shapes the kernel does not take go to the CPU,
+// index_add (functional, in-place, out=) on the device for float32/float16/bfloat16/float64, the
+// integers (int64 with shader-int64) and bool, the same bits every run: the positions are grouped by
+// index and each element adds its group's terms in position order, the CPU's order
+// (kernels/index_add_kernel.h), so float32/float64 with alpha 1 equal the CPU bit for bit. Complex
+// (and uint16-64, which the CPU refuses too) and shapes the kernel does not take go to the CPU,
 // counted.
 // Indices are range-checked on the device (amin/amax, one small read), as the CPU checks them.
 #include <ATen/WrapDimUtils.h>
@@ -39,7 +39,8 @@ bool kernel_takes(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
       (index.scalar_type() != c10::kLong && index.scalar_type() != c10::kInt) ||
       source.scalar_type() != self.scalar_type() || source.device() != self.device() ||
       !(at::isFloatingType(self.scalar_type()) || self.scalar_type() == c10::kInt ||
-        self.scalar_type() == c10::kLong))
+        self.scalar_type() == c10::kLong || self.scalar_type() == c10::kShort || self.scalar_type() == c10::kChar ||
+        self.scalar_type() == c10::kByte || self.scalar_type() == c10::kBool))
     return false;
   for (size_t d = 0; d < self_sizes.size(); ++d)
     if (source_sizes[d] != (static_cast<int64_t>(d) == dim ? index.numel() : self_sizes[d])) return false;

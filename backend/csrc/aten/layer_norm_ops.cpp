@@ -1,11 +1,12 @@
-// native_layer_norm and its backward on the layer-norm row kernels (float32 arithmetic, output in the
-// input's dtype where the kernel can store it); the weight and bias gradients are column sums through
+// native_layer_norm and its backward on the layer-norm row kernels (float32 arithmetic, float64 for
+// float64; output in the input's dtype where the kernel can store it); the weight and bias gradients are column sums through
 // the native reduction.
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/native_layer_norm_backward_ops.h>
 #include <ATen/ops/native_layer_norm_ops.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/zeros_like.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -17,6 +18,11 @@ namespace torch_dml::aten {
 namespace {
 
 using Triple = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+
+// The kernels' arithmetic dtype, which their statistics and workgroup-per-row outputs hold.
+at::TensorOptions acc_options(const at::Tensor& input) {
+  return input.options().dtype(input.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat);
+}
 
 bool same_dtype(const at::Tensor& input, const std::optional<at::Tensor>& other) {
   return !other || !other->defined() || other->scalar_type() == input.scalar_type();
@@ -35,19 +41,23 @@ Triple layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shape_
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   if (!kernels::layer_norm_unsupported_reason(context, input.scalar_type(), input.numel()).empty() ||
       !same_dtype(input, weight) || !same_dtype(input, bias) || axis < 0 ||
-      !input.sizes().slice(axis).equals(normalized_shape) || input.numel() == 0)
+      !input.sizes().slice(axis).equals(normalized_shape) || c10::multiply_integers(normalized_shape) == 0)
     return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_layer_norm>::call(
         input, normalized_shape_sym, weight, bias, eps);
   c10::DeviceGuard guard(input.device());
   const int64_t length = c10::multiply_integers(normalized_shape);
   const int64_t rows = input.numel() / length;
+  if (rows == 0) {
+    const auto stats = stat_shape(input, normalized_shape.size());
+    return {at::empty(input.sizes(), input.options()), at::empty(stats, input.options()), at::empty(stats, input.options())};
+  }
   const at::Tensor x = input.contiguous();
-  const at::TensorOptions f32 = input.options().dtype(c10::kFloat);
-  at::Tensor out = at::empty({rows, length}, input.options()), mean = at::empty({rows}, f32), rstd = at::empty({rows}, f32);
+  const at::TensorOptions acc = acc_options(input);
+  at::Tensor out = at::empty({rows, length}, input.options()), mean = at::empty({rows}, acc), rstd = at::empty({rows}, acc);
   kernels::LayerNormForward problem;
   problem.rows = static_cast<uint64_t>(rows);
   problem.length = static_cast<uint64_t>(length);
-  problem.eps = static_cast<float>(eps);
+  problem.eps = eps;
   problem.input = device_ref(x);
   at::Tensor w, b;
   if (weight && weight->defined()) problem.weight = device_ref(w = weight->contiguous());
@@ -56,7 +66,7 @@ Triple layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shape_
   problem.mean = device_ref(mean);
   problem.rstd = device_ref(rstd);
   // The kernel writes the input's dtype where it can, else float32 that a copy converts.
-  if (!kernels::layer_norm_forward_stores(context, problem)) problem.out = device_ref(out = at::empty({rows, length}, f32));
+  if (!kernels::layer_norm_forward_stores(context, problem)) problem.out = device_ref(out = at::empty({rows, length}, acc));
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     kernels::layer_norm_forward(context, problem);
@@ -72,15 +82,22 @@ Triple layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, 
   const auto normalized_shape = C10_AS_INTARRAYREF_SLOW(normalized_shape_sym);
   runtime::DeviceContext& context = context_of(input);
   if (!kernels::layer_norm_unsupported_reason(context, input.scalar_type(), input.numel()).empty() ||
-      !same_dtype(input, weight) || grad_out.scalar_type() != input.scalar_type() || input.numel() == 0)
+      !same_dtype(input, weight) || grad_out.scalar_type() != input.scalar_type() ||
+      c10::multiply_integers(normalized_shape) == 0)
     return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_layer_norm_backward>::call(
         grad_out, input, normalized_shape_sym, mean, rstd, weight, bias, output_mask);
   c10::DeviceGuard guard(input.device());
   const int64_t length = c10::multiply_integers(normalized_shape);
   const int64_t rows = input.numel() / length;
-  const at::TensorOptions f32 = input.options().dtype(c10::kFloat);
+  if (rows == 0) { // no rows: the parameter gradients are empty sums
+    const bool has_bias = bias && bias->defined();
+    return {output_mask[0] ? at::empty(input.sizes(), input.options()) : at::Tensor(),
+            output_mask[1] && weight && weight->defined() ? at::zeros_like(*weight) : at::Tensor(),
+            output_mask[2] && has_bias ? at::zeros_like(*bias) : at::Tensor()};
+  }
+  const at::TensorOptions acc = acc_options(input);
   const at::Tensor g = grad_out.contiguous(), x = input.contiguous();
-  const at::Tensor mean_f = mean.to(c10::kFloat).contiguous(), rstd_f = rstd.to(c10::kFloat).contiguous();
+  const at::Tensor mean_f = mean.to(acc.dtype()).contiguous(), rstd_f = rstd.to(acc.dtype()).contiguous();
   at::Tensor grad_input = at::empty({rows, length}, input.options()), weighted;
   kernels::LayerNormBackward problem;
   problem.rows = static_cast<uint64_t>(rows);
@@ -94,11 +111,11 @@ Triple layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, 
   if (has_weight) problem.weight = device_ref(w = weight->contiguous());
   const bool want_weight_grad = output_mask[1] && has_weight;
   problem.grad_input = device_ref(grad_input);
-  if (want_weight_grad) problem.weighted = device_ref(weighted = at::empty({rows, length}, f32));
+  if (want_weight_grad) problem.weighted = device_ref(weighted = at::empty({rows, length}, acc));
   // The kernel writes the input's dtype (and `weighted` only when wanted) where it can, else float32.
   if (!kernels::layer_norm_backward_stores(context, problem)) {
-    problem.grad_input = device_ref(grad_input = at::empty({rows, length}, f32));
-    if (!weighted.defined()) weighted = at::empty({rows, length}, f32);
+    problem.grad_input = device_ref(grad_input = at::empty({rows, length}, acc));
+    if (!weighted.defined()) weighted = at::empty({rows, length}, acc);
     problem.weighted = device_ref(weighted);
   }
   {

@@ -1,6 +1,7 @@
-// softmax / log_softmax and their backward passes on the row kernels. The softmax dim is moved last and
-// made contiguous (a native copy) so each row is a contiguous run; a contiguous output along the last dim
-// is written by the kernel directly.
+// softmax / log_softmax and their backward passes on the row kernels. A contiguous input reduced over an
+// earlier dim is read in place a column at a time; otherwise the softmax dim is moved last and made
+// contiguous (a native copy) so each row is a contiguous run. A contiguous output is written by the
+// kernel directly.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
@@ -21,27 +22,39 @@ namespace {
 
 using kernels::SoftmaxKind;
 
+// A contiguous operand reduced over a dim that is not the last (with elements after it) is read where
+// it lies, a thread per column; otherwise the dim is moved last and made contiguous.
+bool reads_columns(const at::Tensor& input, const std::optional<at::Tensor>& grad, int64_t wrapped) {
+  return input.dim() > 1 && wrapped < input.dim() - 1 && input.is_contiguous() && (!grad || grad->is_contiguous()) &&
+         c10::multiply_integers(input.sizes().slice(wrapped + 1)) > 1;
+}
+
 // out (any layout, any float dtype) <- kind applied along `dim` of input (and grad for backward).
 void run(SoftmaxKind kind, const at::Tensor& input, const std::optional<at::Tensor>& grad, int64_t dim,
          const at::Tensor& out) {
   c10::DeviceGuard guard(input.device());
   const int64_t wrapped = at::maybe_wrap_dim(dim, std::max<int64_t>(input.dim(), 1));
-  auto moved = [&](const at::Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t.movedim(wrapped, -1).contiguous(); };
+  const bool columns = reads_columns(input, grad, wrapped);
+  auto moved = [&](const at::Tensor& t) {
+    if (columns) return t;
+    return t.dim() == 0 ? t.reshape({1}) : t.movedim(wrapped, -1).contiguous();
+  };
   const at::Tensor x = moved(input);
   const std::optional<at::Tensor> g = grad ? std::optional<at::Tensor>(moved(*grad)) : std::nullopt;
   at::native::resize_output(out, input.sizes());
   if (input.numel() == 0) return;
   kernels::SoftmaxProblem problem;
   problem.kind = kind;
-  problem.length = static_cast<uint64_t>(x.size(-1));
-  problem.rows = static_cast<uint64_t>(x.numel()) / problem.length;
+  problem.length = static_cast<uint64_t>(columns ? x.size(wrapped) : x.size(-1));
+  problem.inner = columns ? static_cast<uint64_t>(c10::multiply_integers(x.sizes().slice(wrapped + 1))) : 1;
+  problem.rows = static_cast<uint64_t>(x.numel()) / (problem.length * problem.inner);
   problem.input = device_ref(x);
   if (g) problem.grad = device_ref(*g);
   runtime::DeviceContext& context = context_of(input);
-  // The kernel writes `out` itself when its rows are contiguous and the kernel can store its dtype;
-  // otherwise float32 (float64 for float64) rows that a copy converts and lays out.
-  const bool rows_in_place = input.dim() > 0 && wrapped == input.dim() - 1 && out.is_contiguous();
-  at::Tensor result = rows_in_place ? out : at::empty(x.sizes(), x.options().dtype(out.scalar_type()));
+  // The kernel writes `out` itself when it is laid out as the kernel reads x (contiguous) and the kernel
+  // can store its dtype; otherwise float32 (float64 for float64) that a copy converts and lays out.
+  const bool in_place = out.is_contiguous() && (columns || input.dim() == 0 || wrapped == input.dim() - 1);
+  at::Tensor result = in_place ? out : at::empty(x.sizes(), x.options().dtype(out.scalar_type()));
   problem.out = device_ref(result);
   if (!kernels::softmax_stores(context, problem)) {
     result = at::empty(x.sizes(), x.options().dtype(x.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat));
@@ -52,7 +65,8 @@ void run(SoftmaxKind kind, const at::Tensor& input, const std::optional<at::Tens
     kernels::softmax(context, problem);
   }
   if (result.is_same(out)) return;
-  out.copy_(input.dim() == 0 ? result.reshape({}) : result.movedim(-1, wrapped));
+  if (columns) out.copy_(result);
+  else out.copy_(input.dim() == 0 ? result.reshape({}) : result.movedim(-1, wrapped));
 }
 
 bool fits(const at::Tensor& t) {

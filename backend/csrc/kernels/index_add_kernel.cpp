@@ -15,20 +15,31 @@ struct Plan {
   wgsl::IndexAddParams params;
 };
 
-// 2-byte dtypes are stored a word (two elements) per thread: WGSL has no 16-bit stores.
-bool two_per_word(c10::ScalarType dtype) {
-  return c10::elementSize(dtype) == 2;
+// Elements a thread stores: 1- and 2-byte dtypes a whole word of them, since WGSL has no 8- or 16-bit
+// stores, and a word shared by threads would need atomics.
+uint64_t per_word(c10::ScalarType dtype) {
+  return c10::elementSize(dtype) < 4 ? 4 / c10::elementSize(dtype) : 1;
+}
+
+bool small_integral(c10::ScalarType dtype) {
+  return dtype == c10::kChar || dtype == c10::kByte || dtype == c10::kShort || dtype == c10::kBool;
 }
 
 // What the terms are summed in: float32 for the float dtypes up to 4 bytes, the dtype itself else
-// (integer sums wrap around as the CPU's do).
+// (integer sums wrap around as the CPU's do); int32 for the 1- and 2-byte integers, whose wrapped sum
+// keeps the low bits the CPU's narrower wrapping sum ends with; bool or-ed in int32.
 Value accumulator(c10::ScalarType dtype) {
   switch (dtype) {
     case c10::kDouble: return Value::F64;
     case c10::kInt: return Value::I32;
     case c10::kLong: return Value::I64;
-    default: return Value::F32;
+    default: return small_integral(dtype) ? Value::I32 : Value::F32;
   }
+}
+
+// bool's alpha counts as true or false, as the CPU converts it to the dtype (2 and 256 are true).
+c10::Scalar alpha_of(const IndexAddProblem& a) {
+  return a.out.dtype == c10::kBool ? c10::Scalar(a.alpha.to<bool>()) : a.alpha;
 }
 
 bool unit_alpha(const c10::Scalar& alpha) {
@@ -40,8 +51,12 @@ Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
   Plan plan{Launch(context, a.op, dtype), {}};
   Launch& launch = plan.launch;
   launch.require(dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16 || dtype == c10::kDouble ||
-                     dtype == c10::kInt || dtype == c10::kLong,
-                 "a dtype other than float32, float16, bfloat16, float64, int32 or int64");
+                     dtype == c10::kInt || dtype == c10::kLong || small_integral(dtype),
+                 "a dtype other than a float, an integer or bool");
+  // A product, extreme or mean of 1- and 2-byte integers would need the CPU's narrower intermediate
+  // rounding; a sum's wrapped low bits do not.
+  launch.require(!small_integral(dtype) || (a.fold == IndexFold::Sum && !a.divide_by_count),
+                 "a fold other than a sum of 1- or 2-byte integers or bool");
   launch.require(dtype != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 needs shader-f64");
   launch.require(dtype != c10::kLong || context.has(runtime::Feature::ShaderInt64), "int64 needs shader-int64");
   // A float64 alpha other than 1, the correctly rounded division and the NaN tests of max / min are
@@ -55,7 +70,7 @@ Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
   launch.require_u32(elements, "elements of out");
   launch.require_u32(a.outer * positions * a.inner, "elements of source");
   wgsl::IndexAddParams& p = plan.params;
-  p.units = static_cast<uint32_t>(two_per_word(dtype) ? (elements + 1) / 2 : elements);
+  p.units = static_cast<uint32_t>((elements + per_word(dtype) - 1) / per_word(dtype));
   p.elements = static_cast<uint32_t>(elements);
   p.rows = static_cast<uint32_t>(rows);
   p.inner = static_cast<uint32_t>(a.inner);
@@ -65,19 +80,28 @@ Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
   p.counts_offset = launch.bind(a.sort.counts, rows);
   p.ends_offset = launch.bind(a.sort.ends, rows);
   p.order_offset = launch.bind(a.sort.order, positions);
-  launch.require(!two_per_word(dtype) || p.out_offset % 2 == 0, "out not starting on a word");
-  encode_scalar(a.alpha, accumulator(dtype), dtype, p.scalars[0]);
+  launch.require(p.out_offset % per_word(dtype) == 0, "out not starting on a word");
+  encode_scalar(alpha_of(a), accumulator(dtype), dtype, p.scalars[0]);
   return plan;
 }
 
 std::string store(c10::ScalarType dtype) {
-  if (!two_per_word(dtype)) return "  out[p.out_offset + t] = " + store_form(dtype, "summed(t)") + ";";
-  // The last word of an odd count keeps the bits past the tensor.
-  return "  let e = 2u * t;\n  let w = (p.out_offset >> 1u) + t;\n"
-         "  var word = " + store_form(dtype, "summed(e)") + ";\n"
-         "  if (e + 1u < p.elements) {\n"
-         "    word = word | (" + store_form(dtype, "summed(e + 1u)") + " << 16u);\n"
-         "  } else {\n    word = word | (out[w] & 0xFFFF0000u);\n  }\n  out[w] = word;";
+  const auto value = [&](const std::string& e) {
+    return store_form(dtype, dtype == c10::kBool ? "summed(" + e + ") != 0" : "summed(" + e + ")");
+  };
+  const uint64_t per = per_word(dtype);
+  if (per == 1) return "  out[p.out_offset + t] = " + value("t") + ";";
+  // The last word of a count that does not fill it keeps the bits past the tensor.
+  const uint64_t bits = 32 / per;
+  std::string code = "  let e = " + std::to_string(per) + "u * t;\n  let w = p.out_offset / " + std::to_string(per) +
+                     "u + t;\n  var word = " + value("e") + ";\n";
+  for (uint64_t k = 1; k < per; ++k) {
+    const std::string element = "e + " + std::to_string(k) + "u", shift = std::to_string(k * bits) + "u";
+    const std::string kept = std::to_string(((uint64_t{1} << bits) - 1) << (k * bits)) + "u";
+    code += "  if (" + element + " < p.elements) {\n    word = word | (" + value(element) + " << " + shift +
+            ");\n  } else {\n    word = word | (out[w] & " + kept + ");\n  }\n";
+  }
+  return code + "  out[w] = word;";
 }
 
 const char* fold_name(IndexFold fold) {
@@ -91,7 +115,8 @@ const char* fold_name(IndexFold fold) {
   return "?";
 }
 
-std::string combine(IndexFold fold) {
+std::string combine(IndexFold fold, c10::ScalarType dtype) {
+  if (dtype == c10::kBool) return "sum | term";
   switch (fold) {
     case IndexFold::Prod: return "sum * term";
     case IndexFold::Max: return "maximum_(sum, term)";
@@ -116,7 +141,7 @@ std::string source(const IndexAddProblem& a, bool unit) {
   const Value acc = accumulator(dtype);
   const std::string type = wgsl_type(acc);
   const bool integral = dtype == c10::kInt || dtype == c10::kLong;
-  const std::string combined = combine(a.fold), divided = divide(a, type, integral);
+  const std::string combined = combine(a.fold, dtype), divided = divide(a, type, integral);
   return render(wgsl::index_add,
                 {{"array", typed_array_type(dtype)},
                  {"helpers", math_helpers(combined + divided, acc)},
@@ -140,9 +165,9 @@ uint64_t rows_per_slice(runtime::DeviceContext& context, const IndexAddProblem& 
   if (a.outer != 1 || a.inner == 0) return rows;
   const WGPULimits& limits = context.limits();
   const uint64_t bytes = limits.maxStorageBufferBindingSize - limits.minStorageBufferOffsetAlignment - 4;
-  // An even count keeps every slice of a 2-byte dtype starting on a word.
-  const uint64_t fit = bytes / (a.inner * c10::elementSize(a.out.dtype)) & ~uint64_t{1};
-  return std::min(rows, std::max<uint64_t>(fit, 2));
+  // A count that is a multiple of 4 keeps every slice of a 1- or 2-byte dtype starting on a word.
+  const uint64_t fit = bytes / (a.inner * c10::elementSize(a.out.dtype)) & ~uint64_t{3};
+  return std::min(rows, std::max<uint64_t>(fit, 4));
 }
 
 IndexAddProblem slice(const IndexAddProblem& a, uint64_t first, uint64_t rows) {
@@ -165,7 +190,7 @@ std::string index_add_unsupported_reason(runtime::DeviceContext& context, const 
 void index_add(runtime::DeviceContext& context, const IndexAddProblem& problem) {
   sort_positions_by_index(context, problem.sort);
   const c10::ScalarType dtype = problem.out.dtype;
-  const bool unit = unit_alpha(problem.alpha);
+  const bool unit = unit_alpha(alpha_of(problem));
   const std::string name = std::string("index_add/") + dtype_info(dtype)->name + (unit ? "" : "/alpha") +
       (problem.from_zero ? "/from_zero" : "") + (problem.divide_by_count ? "/by_count" : "") +
       (problem.fold == IndexFold::Sum ? "" : std::string("/") + fold_name(problem.fold)) +

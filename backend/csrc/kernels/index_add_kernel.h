@@ -1,7 +1,8 @@
 // index_add and embedding_dense_backward on the device, deterministic: the positions are grouped by
 // index with the counting sort of index_sort_kernel.h, then each element of out adds its group's
 // terms in position order (in float32 for float32/float16/bfloat16, float64 for float64; int32 and
-// int64 in themselves).
+// int64 in themselves, the 1- and 2-byte integers in int32, wrapping; bool or-ed). A thread owns whole
+// words of out, so no two threads store into one word.
 #pragma once
 
 #include <c10/core/Scalar.h>

@@ -1,5 +1,6 @@
 #include "kernels/layer_norm_kernel.h"
 
+#include <cstring>
 #include <vector>
 
 #include "kernels/dtypes.h"
@@ -11,35 +12,65 @@
 namespace torch_dml::kernels {
 namespace {
 
+// float64 computes in float64, the other dtypes in float32 (through the bits of a u32 array).
+c10::ScalarType acc_type(c10::ScalarType type) {
+  return type == c10::kDouble ? c10::kDouble : c10::kFloat;
+}
+
+// The holes layer_norm.wgsl and layer_norm_backward.wgsl share: the arithmetic type and the words
+// the inputs are read from.
+std::vector<Hole> row_holes(c10::ScalarType type) {
+  const bool f64 = type == c10::kDouble;
+  return {{"acc", f64 ? "f64" : "f32"},
+          {"word", f64 ? "f64" : "u32"},
+          {"load_x", typed_load(type, "x", "i")},
+          {"workgroup_size", std::to_string(kWorkgroupSize)}};
+}
+
+// rstd from `variance` and the eps bits: float64 as the CPU takes it, 1 / sqrt; float32 keeps the
+// inverseSqrt its results were pinned with.
+Hole rstd_hole(c10::ScalarType type) {
+  return {"rstd", type == c10::kDouble ? "f64(1) / sqrt(variance + bitcast<f64>((u64(p.eps.y) << 32u) | u64(p.eps.x)))"
+                                       : "inverseSqrt(variance + bitcast<f32>(p.eps.x))"};
+}
+
+// eps as the kernels' Params hold it: the bits of the arithmetic type's value.
+void set_eps(uint32_t (&bits)[2], double eps, c10::ScalarType type) {
+  if (type == c10::kDouble) {
+    std::memcpy(bits, &eps, 8);
+  } else {
+    const float narrow = static_cast<float>(eps);
+    std::memcpy(&bits[0], &narrow, 4);
+  }
+}
+
 std::string forward_source(c10::ScalarType type, bool weight, bool bias) {
-  return render(wgsl::layer_norm,
-                {{"acc", "f32"},
-                 {"load_x", typed_load(type, "x", "i")},
-                 {"apply_weight", weight ? "v * " + typed_load(type, "weight", "p.weight_offset + i") : "v"},
-                 {"apply_bias", bias ? "v + " + typed_load(type, "bias", "p.bias_offset + i") : "v"},
-                 {"workgroup_size", std::to_string(kWorkgroupSize)}});
+  std::vector<Hole> holes = row_holes(type);
+  holes.push_back(rstd_hole(type));
+  holes.push_back({"apply_weight", weight ? "v * " + typed_load(type, "weight", "p.weight_offset + i") : "v"});
+  holes.push_back({"apply_bias", bias ? "v + " + typed_load(type, "bias", "p.bias_offset + i") : "v"});
+  return render(wgsl::layer_norm, holes);
 }
 
 std::string backward_source(c10::ScalarType type, bool weight) {
-  return render(wgsl::layer_norm_backward,
-                {{"acc", "f32"},
-                 {"load_x", typed_load(type, "x", "i")},
-                 {"load_g", typed_load(type, "g", "i")},
-                 {"load_weight", weight ? typed_load(type, "weight", "p.weight_offset + i") : "1.0f"},
-                 {"workgroup_size", std::to_string(kWorkgroupSize)}});
+  std::vector<Hole> holes = row_holes(type);
+  holes.push_back({"load_g", typed_load(type, "g", "i")});
+  holes.push_back({"load_weight", weight ? typed_load(type, "weight", "p.weight_offset + i") : "1.0"});
+  return render(wgsl::layer_norm_backward, holes);
 }
 
-// An array<f32, width> of ones, the weight of a layer norm without one.
+// A Vector of ones, the weight of a layer norm without one.
 std::string ones(uint32_t width) {
-  std::string v = "Vector(1.0f";
-  for (uint32_t c = 1; c < width; ++c) v += ", 1.0f";
+  std::string v = "Vector(1.0";
+  for (uint32_t c = 1; c < width; ++c) v += ", 1.0";
   return v + ")";
 }
 
 std::string held_forward_source(c10::ScalarType type, c10::ScalarType out_type, const HeldShape& shape, bool weight,
                                 bool bias) {
   const uint32_t width = shape.vec_width;
-  std::vector<Hole> holes = {{"acc", "f32"},
+  std::vector<Hole> holes = {{"acc", type == c10::kDouble ? "f64" : "f32"},
+                             rstd_hole(type),
                              {"out_word", held_word(out_type, width)},
                              {"in_word", held_word(type, width)},
                              {"load_x", held_load(type, width, "x")},
@@ -55,17 +86,18 @@ std::string held_forward_source(c10::ScalarType type, c10::ScalarType out_type, 
 std::string held_backward_source(c10::ScalarType type, c10::ScalarType out_type, const HeldShape& shape, bool weight,
                                  bool keep_weighted) {
   const uint32_t width = shape.vec_width;
-  std::vector<Hole> holes = {{"acc", "f32"},
+  const c10::ScalarType acc = acc_type(type);
+  std::vector<Hole> holes = {{"acc", acc == c10::kDouble ? "f64" : "f32"},
                              {"out_word", held_word(out_type, width)},
                              // Without `weighted` its binding holds the input gradient, which may be
                              // smaller than one vector of float32: bound as scalars and never stored.
-                             {"weighted_word", keep_weighted ? held_word(c10::kFloat, width) : "f32"},
+                             {"weighted_word", keep_weighted ? held_word(acc, width) : held_word(acc, 1)},
                              {"in_word", held_word(type, width)},
                              {"load_x", held_load(type, width, "x")},
                              {"load_g", held_load(type, width, "g")},
                              {"load_weight", weight ? held_load(type, width, "weight") : ones(width)},
                              {"store", held_store(out_type, width, "grad_input")},
-                             {"store_weighted", keep_weighted ? held_store(c10::kFloat, width, "weighted") : ""},
+                             {"store_weighted", keep_weighted ? held_store(acc, width, "weighted") : ""},
                              {"keep_weighted", keep_weighted ? "true" : "false"}};
   shape.add_holes(holes);
   return render(wgsl::layer_norm_held_backward, holes);
@@ -74,9 +106,14 @@ std::string held_backward_source(c10::ScalarType type, c10::ScalarType out_type,
 } // namespace
 
 std::string layer_norm_unsupported_reason(runtime::DeviceContext& context, c10::ScalarType type, uint64_t elements) {
-  if (type != c10::kFloat && type != c10::kHalf && type != c10::kBFloat16)
+  if (type != c10::kFloat && type != c10::kHalf && type != c10::kBFloat16 && type != c10::kDouble)
     return std::string("no native layer_norm for ") + c10::toString(type);
-  if (elements * 4 > context.limits().maxStorageBufferBindingSize) return "an operand larger than one storage binding";
+  // eps reaches the float64 kernels as two words reassembled through u64.
+  if (type == c10::kDouble &&
+      !(context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64)))
+    return "float64 layer_norm needs shader-f64 and shader-int64, which " + context.describe() + " lacks";
+  if (elements * (type == c10::kDouble ? 8 : 4) > context.limits().maxStorageBufferBindingSize)
+    return "an operand larger than one storage binding";
   return "";
 }
 
@@ -103,10 +140,10 @@ ForwardPlan plan_forward(runtime::DeviceContext& context, const LayerNormForward
   plan.x = launch.bind(f.input, n);
   plan.weight = launch.bind(f.weight.value_or(f.input), f.length);
   plan.bias = launch.bind(f.bias.value_or(f.input), f.length);
-  plan.held = held_plan(launch, type, f.out.dtype, c10::kFloat, f.length,
+  plan.held = held_plan(launch, type, f.out.dtype, acc_type(type), f.length,
                         {{0, plan.out}, {3, plan.x}, {4, plan.weight}, {5, plan.bias}});
   if (!plan.held)
-    launch.require(f.out.dtype == c10::kFloat, std::string("no ") + c10::toString(f.out.dtype) + " output for these rows");
+    launch.require(f.out.dtype == acc_type(type), std::string("no ") + c10::toString(f.out.dtype) + " output for these rows");
   return plan;
 }
 
@@ -127,7 +164,7 @@ void layer_norm_forward(runtime::DeviceContext& context, const LayerNormForward&
     wgsl::LayerNormHeldParams p;
     p.rows = static_cast<uint32_t>(f.rows);
     p.width = static_cast<uint32_t>(f.length / width);
-    p.eps = f.eps;
+    set_eps(p.eps, f.eps, type);
     p.out_offset = plan.out / width;
     p.mean_offset = plan.mean;
     p.rstd_offset = plan.rstd;
@@ -142,7 +179,7 @@ void layer_norm_forward(runtime::DeviceContext& context, const LayerNormForward&
   wgsl::LayerNormParams p;
   p.rows = static_cast<uint32_t>(f.rows);
   p.length = static_cast<uint32_t>(f.length);
-  p.eps = f.eps;
+  set_eps(p.eps, f.eps, type);
   p.out_offset = plan.out;
   p.mean_offset = plan.mean;
   p.rstd_offset = plan.rstd;
@@ -176,10 +213,10 @@ BackwardPlan plan_backward(runtime::DeviceContext& context, const LayerNormBackw
   plan.mean = launch.bind(b.mean, b.rows);
   plan.rstd = launch.bind(b.rstd, b.rows);
   plan.weight = launch.bind(b.weight.value_or(b.input), b.length);
-  plan.held = held_plan(launch, type, b.grad_input.dtype, c10::kFloat, b.length,
+  plan.held = held_plan(launch, type, b.grad_input.dtype, acc_type(type), b.length,
                         {{0, plan.grad_input}, {1, plan.weighted}, {2, plan.g}, {3, plan.x}, {6, plan.weight}});
   if (!plan.held) {
-    launch.require(b.grad_input.dtype == c10::kFloat,
+    launch.require(b.grad_input.dtype == acc_type(type),
                    std::string("no ") + c10::toString(b.grad_input.dtype) + " input gradient for these rows");
     launch.require(b.weighted.has_value(), "the workgroup-per-row kernel always writes `weighted`");
   }

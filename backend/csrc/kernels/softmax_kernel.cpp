@@ -28,20 +28,25 @@ const char* kind_name(SoftmaxKind kind) {
   return "?";
 }
 
-// float64 computes in float64 (exp and log from the elementwise family's float64 helpers), the other
-// dtypes in float32.
-std::string source(c10::ScalarType type) {
+// softmax.wgsl or softmax_strided.wgsl (which also takes the bit tests of the elementwise family's
+// helpers) for `type`. float64 computes in float64 (exp and log from the elementwise family's float64
+// helpers), the other dtypes in float32.
+std::string source(const wgsl::Family& family, c10::ScalarType type) {
+  const bool strided = &family == &wgsl::softmax_strided;
   const bool f64 = type == c10::kDouble;
   const auto load = [&](const char* name) { return f64 ? std::string(name) + "[i]" : typed_load(type, name, "i"); };
-  return render(wgsl::softmax, {{"acc", f64 ? "f64" : "f32"},
-                                {"array", f64 ? "array<f64>" : "array<u32>"},
-                                {"math", f64 ? math_helpers("exp_d( log_d(", Value::F64) : ""},
-                                {"load_input", load("input")},
-                                {"load_grad", load("grad")},
-                                {"lowest", "bitcast<f32>(0xff800000u)"},
-                                {"exp", f64 ? "exp_d" : "exp"},
-                                {"log", f64 ? "log_d" : "log"},
-                                {"workgroup_size", std::to_string(kWorkgroupSize)}});
+  std::vector<Hole> holes = {{"acc", f64 ? "f64" : "f32"},
+                             {"array", f64 ? "array<f64>" : "array<u32>"},
+                             {"math", math_helpers(std::string(f64 ? "exp_d( log_d( " : "") +
+                                                       (strided ? "isnan_( isinf_( signbit_( nan_(" : ""),
+                                                   f64 ? Value::F64 : Value::F32)},
+                             {"load_input", load("input")},
+                             {"load_grad", load("grad")},
+                             {"exp", f64 ? "exp_d" : "exp"},
+                             {"log", f64 ? "log_d" : "log"},
+                             {"workgroup_size", std::to_string(kWorkgroupSize)}};
+  if (!strided) holes.push_back({"lowest", "bitcast<f32>(0xff800000u)"});
+  return render(family, holes);
 }
 
 std::string held_source(c10::ScalarType type, c10::ScalarType out_type, const HeldShape& shape) {
@@ -70,14 +75,15 @@ struct Plan {
   std::optional<HeldShape> held; // rows a team holds whole; else a workgroup per row
   wgsl::SoftmaxParams params;
   wgsl::SoftmaxHeldParams held_params;
+  wgsl::SoftmaxStridedParams strided_params; // inner > 1
 };
 
 Plan plan(runtime::DeviceContext& context, const SoftmaxProblem& s) {
-  Plan plan{Launch(context, kind_name(s.kind), s.input.dtype), std::nullopt, {}, {}};
+  Plan plan{Launch(context, kind_name(s.kind), s.input.dtype), std::nullopt, {}, {}, {}};
   Launch& launch = plan.launch;
   launch.require(softmax_supports(context, s.input.dtype),
                  std::string("no native softmax for ") + c10::toString(s.input.dtype) + " on this adapter");
-  const uint64_t n = s.rows * s.length;
+  const uint64_t n = s.rows * s.length * s.inner;
   launch.require_u32(n, "elements");
   const uint32_t out_offset = launch.bind(s.out, n);     // @binding(0)
   const uint32_t input_offset = launch.bind(s.input, n); // @binding(1)
@@ -85,6 +91,17 @@ Plan plan(runtime::DeviceContext& context, const SoftmaxProblem& s) {
   // point has the same bindings; whole, since a binding must hold one of the shader's vectors.
   const uint32_t grad_offset = launch.bind(backward(s.kind) ? s.grad : s.input, n);
   const c10::ScalarType type = s.input.dtype;
+  if (s.inner > 1) {
+    launch.require(s.out.dtype == acc_type(type), std::string("no ") + c10::toString(s.out.dtype) + " output for columns");
+    launch.require_u32(s.rows * s.inner, "columns");
+    plan.strided_params.columns = static_cast<uint32_t>(s.rows * s.inner);
+    plan.strided_params.length = static_cast<uint32_t>(s.length);
+    plan.strided_params.inner = static_cast<uint32_t>(s.inner);
+    plan.strided_params.out_offset = out_offset;
+    plan.strided_params.input_offset = input_offset;
+    plan.strided_params.grad_offset = grad_offset;
+    return plan;
+  }
   plan.held = held_plan(launch, type, s.out.dtype, acc_type(type), s.length,
                         {{0, out_offset}, {1, input_offset}, {2, grad_offset}});
   if (plan.held) {
@@ -122,9 +139,15 @@ std::string softmax_unsupported_reason(runtime::DeviceContext& context, const So
 }
 
 void softmax(runtime::DeviceContext& context, const SoftmaxProblem& s) {
-  if (s.rows == 0 || s.length == 0) return;
+  if (s.rows == 0 || s.length == 0 || s.inner == 0) return;
   Plan plan = kernels::plan(context, s);
   const char* dtype = dtype_info(s.input.dtype)->name;
+  if (s.inner > 1) {
+    const std::string name = std::string("softmax_strided/") + kind_name(s.kind) + "/" + dtype;
+    plan.launch.run(name, [&] { return source(wgsl::softmax_strided, s.input.dtype); }, plan.strided_params,
+                    groups_for(s.rows * s.inner), kind_name(s.kind));
+    return;
+  }
   if (plan.held) {
     const HeldShape shape = *plan.held;
     const std::string name = std::string("softmax_held/") + kind_name(s.kind) + "/" + dtype + "/" +
@@ -134,7 +157,7 @@ void softmax(runtime::DeviceContext& context, const SoftmaxProblem& s) {
     return;
   }
   const std::string name = std::string("softmax/") + kind_name(s.kind) + "/" + dtype;
-  plan.launch.run(name, [&] { return source(s.input.dtype); }, plan.params, s.rows, kind_name(s.kind));
+  plan.launch.run(name, [&] { return source(wgsl::softmax, s.input.dtype); }, plan.params, s.rows, kind_name(s.kind));
 }
 
 } // namespace torch_dml::kernels

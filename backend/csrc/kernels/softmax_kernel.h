@@ -2,7 +2,8 @@
 // backward, float32 arithmetic (float64 for float64). Rows up to 4096 elements (8192 float32 rows that
 // load as vec4) are held whole by a team of lanes (kernels/held_row.h): read once, written once in the
 // output's dtype. Longer rows take a workgroup each (max, sum of exponentials, write), which writes
-// float32 (float64).
+// float32 (float64). A dim that is not the last (`inner` > 1) takes a thread per (outer, inner) column
+// walking the dim in place, which writes float32 (float64).
 #pragma once
 
 #include <string>
@@ -16,7 +17,9 @@ enum class SoftmaxKind { Softmax, LogSoftmax, SoftmaxBackward, LogSoftmaxBackwar
 struct SoftmaxProblem {
   SoftmaxKind kind = SoftmaxKind::Softmax;
   uint64_t rows = 0, length = 0;
-  DeviceTensorRef out;     // contiguous rows: float32 (float64 for float64 input), or where
+  uint64_t inner = 1;      // elements after the softmax dim: the operands are contiguous (rows, length,
+                           // inner) views, rows of `length` contiguous elements when 1
+  DeviceTensorRef out;     // contiguous: float32 (float64 for float64 input), or where
                            // softmax_stores() says so the input's dtype
   DeviceTensorRef input;   // forward: x; backward: the forward output y (softmax_supports dtypes)
   DeviceTensorRef grad;    // backward only: dL/dy, same dtype as input

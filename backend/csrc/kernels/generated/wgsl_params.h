@@ -534,24 +534,24 @@ static_assert(sizeof(IndexSortScanParams) == 16);
 struct alignas(16) LayerNormParams {
   uint32_t rows = {};
   uint32_t length = {};
-  float eps = {};
+  uint32_t eps[2] = {};
   uint32_t out_offset = {};
   uint32_t mean_offset = {};
   uint32_t rstd_offset = {};
   uint32_t x_offset = {};
   uint32_t weight_offset = {};
   uint32_t bias_offset = {};
-  uint32_t pad0_[3] = {};
+  uint32_t pad0_[2] = {};
 };
 static_assert(offsetof(LayerNormParams, rows) == 0);
 static_assert(offsetof(LayerNormParams, length) == 4);
 static_assert(offsetof(LayerNormParams, eps) == 8);
-static_assert(offsetof(LayerNormParams, out_offset) == 12);
-static_assert(offsetof(LayerNormParams, mean_offset) == 16);
-static_assert(offsetof(LayerNormParams, rstd_offset) == 20);
-static_assert(offsetof(LayerNormParams, x_offset) == 24);
-static_assert(offsetof(LayerNormParams, weight_offset) == 28);
-static_assert(offsetof(LayerNormParams, bias_offset) == 32);
+static_assert(offsetof(LayerNormParams, out_offset) == 16);
+static_assert(offsetof(LayerNormParams, mean_offset) == 20);
+static_assert(offsetof(LayerNormParams, rstd_offset) == 24);
+static_assert(offsetof(LayerNormParams, x_offset) == 28);
+static_assert(offsetof(LayerNormParams, weight_offset) == 32);
+static_assert(offsetof(LayerNormParams, bias_offset) == 36);
 static_assert(sizeof(LayerNormParams) == 48);
 
 // The uniform block of layer_norm_backward.wgsl.
@@ -582,24 +582,24 @@ static_assert(sizeof(LayerNormBackwardParams) == 48);
 struct alignas(16) LayerNormHeldParams {
   uint32_t rows = {};
   uint32_t width = {};
-  float eps = {};
+  uint32_t eps[2] = {};
   uint32_t out_offset = {};
   uint32_t mean_offset = {};
   uint32_t rstd_offset = {};
   uint32_t x_offset = {};
   uint32_t weight_offset = {};
   uint32_t bias_offset = {};
-  uint32_t pad0_[3] = {};
+  uint32_t pad0_[2] = {};
 };
 static_assert(offsetof(LayerNormHeldParams, rows) == 0);
 static_assert(offsetof(LayerNormHeldParams, width) == 4);
 static_assert(offsetof(LayerNormHeldParams, eps) == 8);
-static_assert(offsetof(LayerNormHeldParams, out_offset) == 12);
-static_assert(offsetof(LayerNormHeldParams, mean_offset) == 16);
-static_assert(offsetof(LayerNormHeldParams, rstd_offset) == 20);
-static_assert(offsetof(LayerNormHeldParams, x_offset) == 24);
-static_assert(offsetof(LayerNormHeldParams, weight_offset) == 28);
-static_assert(offsetof(LayerNormHeldParams, bias_offset) == 32);
+static_assert(offsetof(LayerNormHeldParams, out_offset) == 16);
+static_assert(offsetof(LayerNormHeldParams, mean_offset) == 20);
+static_assert(offsetof(LayerNormHeldParams, rstd_offset) == 24);
+static_assert(offsetof(LayerNormHeldParams, x_offset) == 28);
+static_assert(offsetof(LayerNormHeldParams, weight_offset) == 32);
+static_assert(offsetof(LayerNormHeldParams, bias_offset) == 36);
 static_assert(sizeof(LayerNormHeldParams) == 48);
 
 // The uniform block of layer_norm_held_backward.wgsl.
@@ -780,6 +780,24 @@ static_assert(offsetof(SoftmaxHeldParams, input_offset) == 8);
 static_assert(offsetof(SoftmaxHeldParams, grad_offset) == 12);
 static_assert(offsetof(SoftmaxHeldParams, out_offset) == 16);
 static_assert(sizeof(SoftmaxHeldParams) == 32);
+
+// The uniform block of softmax_strided.wgsl.
+struct alignas(16) SoftmaxStridedParams {
+  uint32_t columns = {};
+  uint32_t length = {};
+  uint32_t inner = {};
+  uint32_t input_offset = {};
+  uint32_t out_offset = {};
+  uint32_t grad_offset = {};
+  uint32_t pad0_[2] = {};
+};
+static_assert(offsetof(SoftmaxStridedParams, columns) == 0);
+static_assert(offsetof(SoftmaxStridedParams, length) == 4);
+static_assert(offsetof(SoftmaxStridedParams, inner) == 8);
+static_assert(offsetof(SoftmaxStridedParams, input_offset) == 12);
+static_assert(offsetof(SoftmaxStridedParams, out_offset) == 16);
+static_assert(offsetof(SoftmaxStridedParams, grad_offset) == 20);
+static_assert(sizeof(SoftmaxStridedParams) == 32);
 
 // The uniform block of sort.wgsl.
 struct alignas(16) SortParams {

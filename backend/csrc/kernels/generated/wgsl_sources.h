@@ -2156,7 +2156,7 @@ R"wgsl(// out[a, r, c] += alpha * source[a, i, c] for every position i whose ind
 // embedding_dense_backward (each sum starting at 0 instead of out's old value), after the positions
 // are grouped by index (index_sort_*.wgsl). The same fold in other forms (a product, a
 // NaN-propagating max or min; a mean's division) serves scatter_reduce and index_reduce, with or
-// without out's old value in it. One thread per element of out (per word of two for 2-byte
+// without out's old value in it. One thread per element of out (per word for 1- and 2-byte
 // dtypes) adds its group's terms in position order, the CPU's order, in {{acc}}: the same bits every
 // run, and no float atomics. With alpha 1 the sum has no product a driver could fuse.
 // scale_grad_by_freq divides by the count with a correctly rounded division (WGSL's `/` may be 2.5
@@ -2183,7 +2183,7 @@ fn bf16_bits(v: f32) -> u32 {
 }
 // ---- end of lib/bf16_bits.wgsl ----
 struct Params {
-  units: u32,         // threads: elements of out, or words of two for 2-byte dtypes
+  units: u32,         // threads: elements of out, or words of them for 1- and 2-byte dtypes
   elements: u32,      // outer * rows * inner
   rows: u32,          // size of the indexed dimension of out (the groups)
   inner: u32,         // elements after the indexed dimension
@@ -2425,12 +2425,12 @@ fn main(@builtin(local_invocation_index) lid: u32) {
 )wgsl",
 index_sort_scan_holes, 1};
 
-inline constexpr std::string_view layer_norm_holes[] = {"acc", "workgroup_size", "load_x", "apply_weight", "apply_bias"};
+inline constexpr std::string_view layer_norm_holes[] = {"acc", "workgroup_size", "load_x", "word", "rstd", "apply_weight", "apply_bias"};
 inline constexpr Family layer_norm{"layer_norm",
 R"wgsl(// Layer normalisation over contiguous rows, forward: a workgroup per row takes the mean, then the
 // mean square deviation from it (two passes, so a constant row has variance exactly 0), writes mean and
-// rstd, then the normalised row with the optional weight and bias. float32 arithmetic; row sums fold
-// with lib/workgroup_reduce.wgsl. Without a weight or bias the caller binds the input in its place
+// rstd, then the normalised row with the optional weight and bias. {{acc}} arithmetic (float64 for
+// float64, float32 for the rest); row sums fold with lib/workgroup_reduce.wgsl. Without a weight or bias the caller binds the input in its place
 // (never read), so every variant has the same bindings.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
@@ -2486,16 +2486,16 @@ fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{w
 fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 // ---- lib/layer_norm_rows.wgsl ----
-// Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in float32.
+// Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in {{acc}}.
 
-fn x_at(i: u32) -> f32 {
+fn x_at(i: u32) -> {{acc}} {
   return {{load_x}};
 }
 // ---- end of lib/layer_norm_rows.wgsl ----
 struct Params {
   rows: u32,
   length: u32,
-  eps: f32,
+  eps: vec2<u32>, // the {{acc}} value's bits (float32: the first word)
   out_offset: u32,
   mean_offset: u32,
   rstd_offset: u32,
@@ -2504,12 +2504,12 @@ struct Params {
   bias_offset: u32,
 }
 
-@group(0) @binding(0) var<storage, read_write> out: array<f32>;
-@group(0) @binding(1) var<storage, read_write> mean_out: array<f32>;
-@group(0) @binding(2) var<storage, read_write> rstd_out: array<f32>;
-@group(0) @binding(3) var<storage, read_write> x: array<u32>;
-@group(0) @binding(4) var<storage, read_write> weight: array<u32>;
-@group(0) @binding(5) var<storage, read_write> bias: array<u32>;
+@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
+@group(0) @binding(1) var<storage, read_write> mean_out: array<{{acc}}>;
+@group(0) @binding(2) var<storage, read_write> rstd_out: array<{{acc}}>;
+@group(0) @binding(3) var<storage, read_write> x: array<{{word}}>;
+@group(0) @binding(4) var<storage, read_write> weight: array<{{word}}>;
+@group(0) @binding(5) var<storage, read_write> bias: array<{{word}}>;
 @group(0) @binding(6) var<uniform> p: Params;
 
 @compute @workgroup_size({{workgroup_size}})
@@ -2518,12 +2518,13 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   let row = flat_group(group, groups);
   if (row >= p.rows) { return; }
   let base = p.x_offset + row * p.length;
-  var total = 0.0f;
+  var total = {{acc}}(0);
   for (var i = lane; i < p.length; i += {{workgroup_size}}u) { total += x_at(base + i); }
-  let mean = workgroup_sum(lane, total) / f32(p.length);
-  var squares = 0.0f;
+  let mean = workgroup_sum(lane, total) / {{acc}}(p.length);
+  var squares = {{acc}}(0);
   for (var i = lane; i < p.length; i += {{workgroup_size}}u) { squares += (x_at(base + i) - mean) * (x_at(base + i) - mean); }
-  let rstd = inverseSqrt(workgroup_sum(lane, squares) / f32(p.length) + p.eps);
+  let variance = workgroup_sum(lane, squares) / {{acc}}(p.length);
+  let rstd = {{rstd}};
   if (lane == 0u) {
     mean_out[p.mean_offset + row] = mean;
     rstd_out[p.rstd_offset + row] = rstd;
@@ -2536,13 +2537,13 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   }
 }
 )wgsl",
-layer_norm_holes, 5};
+layer_norm_holes, 7};
 
-inline constexpr std::string_view layer_norm_backward_holes[] = {"acc", "workgroup_size", "load_x", "load_g", "load_weight"};
+inline constexpr std::string_view layer_norm_backward_holes[] = {"acc", "workgroup_size", "load_x", "word", "load_g", "load_weight"};
 inline constexpr Family layer_norm_backward{"layer_norm_backward",
 R"wgsl(// Layer normalisation's input gradient over contiguous rows, and `weighted` = grad * normalised input
 // (whose column sums the caller takes with the reduce kernel for the weight gradient): a workgroup per
-// row, float32 arithmetic, row sums folded with lib/workgroup_reduce.wgsl. Without a weight the caller
+// row, {{acc}} arithmetic (float64 for float64, float32 for the rest), row sums folded with lib/workgroup_reduce.wgsl. Without a weight the caller
 // binds the input in its place (never read).
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
@@ -2598,9 +2599,9 @@ fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{w
 fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
 // ---- lib/layer_norm_rows.wgsl ----
-// Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in float32.
+// Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in {{acc}}.
 
-fn x_at(i: u32) -> f32 {
+fn x_at(i: u32) -> {{acc}} {
   return {{load_x}};
 }
 // ---- end of lib/layer_norm_rows.wgsl ----
@@ -2616,20 +2617,20 @@ struct Params {
   weight_offset: u32,
 }
 
-@group(0) @binding(0) var<storage, read_write> grad_input: array<f32>;
-@group(0) @binding(1) var<storage, read_write> weighted: array<f32>;
-@group(0) @binding(2) var<storage, read_write> g: array<u32>;
-@group(0) @binding(3) var<storage, read_write> x: array<u32>;
-@group(0) @binding(4) var<storage, read_write> mean: array<f32>;
-@group(0) @binding(5) var<storage, read_write> rstd: array<f32>;
-@group(0) @binding(6) var<storage, read_write> weight: array<u32>;
+@group(0) @binding(0) var<storage, read_write> grad_input: array<{{acc}}>;
+@group(0) @binding(1) var<storage, read_write> weighted: array<{{acc}}>;
+@group(0) @binding(2) var<storage, read_write> g: array<{{word}}>;
+@group(0) @binding(3) var<storage, read_write> x: array<{{word}}>;
+@group(0) @binding(4) var<storage, read_write> mean: array<{{acc}}>;
+@group(0) @binding(5) var<storage, read_write> rstd: array<{{acc}}>;
+@group(0) @binding(6) var<storage, read_write> weight: array<{{word}}>;
 @group(0) @binding(7) var<uniform> p: Params;
 
-fn g_at(i: u32) -> f32 {
+fn g_at(i: u32) -> {{acc}} {
   return {{load_g}};
 }
 
-fn weight_at(i: u32) -> f32 {
+fn weight_at(i: u32) -> {{acc}} {
   return {{load_weight}};
 }
 
@@ -2642,15 +2643,15 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   let xbase = p.x_offset + row * p.length;
   let mu = mean[p.mean_offset + row];
   let r = rstd[p.rstd_offset + row];
-  var sum_gw = 0.0f;
+  var sum_gw = {{acc}}(0);
   for (var i = lane; i < p.length; i += {{workgroup_size}}u) { sum_gw += g_at(gbase + i) * weight_at(i); }
   sum_gw = workgroup_sum(lane, sum_gw);
-  var sum_gw_xhat = 0.0f;
+  var sum_gw_xhat = {{acc}}(0);
   for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
     sum_gw_xhat += g_at(gbase + i) * weight_at(i) * (x_at(xbase + i) - mu) * r;
   }
   sum_gw_xhat = workgroup_sum(lane, sum_gw_xhat);
-  let n = f32(p.length);
+  let n = {{acc}}(p.length);
   for (var i = lane; i < p.length; i += {{workgroup_size}}u) {
     let xhat = (x_at(xbase + i) - mu) * r;
     let gw = g_at(gbase + i) * weight_at(i);
@@ -2659,14 +2660,14 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   }
 }
 )wgsl",
-layer_norm_backward_holes, 5};
+layer_norm_backward_holes, 6};
 
-inline constexpr std::string_view layer_norm_held_holes[] = {"vec_width", "team", "rows_per_group", "acc", "workgroup_size", "held", "out_word", "in_word", "load_x", "load_weight", "load_bias", "store", "held_elements", "apply_weight", "apply_bias"};
+inline constexpr std::string_view layer_norm_held_holes[] = {"acc", "vec_width", "team", "rows_per_group", "workgroup_size", "held", "out_word", "in_word", "load_x", "load_weight", "load_bias", "store", "held_elements", "rstd", "apply_weight", "apply_bias"};
 inline constexpr Family layer_norm_held{"layer_norm_held",
 R"wgsl(// Layer normalisation forward over rows a team holds whole (lib/held_row.wgsl): the row is read once,
 // its mean and then the mean square deviation from it (so a constant row has variance exactly 0) folded
 // from registers, and the normalised row written once in the output's dtype, with mean and rstd in
-// float32. Rows too long to hold go to layer_norm.wgsl. Without a weight or bias the caller binds the
+// {{acc}} (float64 for float64, float32 for the rest), the arithmetic type. Rows too long to hold go to layer_norm.wgsl. Without a weight or bias the caller binds the
 // input in its place (never read). Offsets and `width` count vectors of {{vec_width}} elements.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
@@ -2786,7 +2787,7 @@ fn bf16_bits(v: f32) -> u32 {
 struct Params {
   rows: u32,
   width: u32,
-  eps: f32,
+  eps: vec2<u32>, // the {{acc}} value's bits (float32: the first word)
   out_offset: u32,
   mean_offset: u32,
   rstd_offset: u32,
@@ -2796,14 +2797,14 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<{{out_word}}>;
-@group(0) @binding(1) var<storage, read_write> mean_out: array<f32>;
-@group(0) @binding(2) var<storage, read_write> rstd_out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> mean_out: array<{{acc}}>;
+@group(0) @binding(2) var<storage, read_write> rstd_out: array<{{acc}}>;
 @group(0) @binding(3) var<storage, read_write> x: array<{{in_word}}>;
 @group(0) @binding(4) var<storage, read_write> weight: array<{{in_word}}>;
 @group(0) @binding(5) var<storage, read_write> bias: array<{{in_word}}>;
 @group(0) @binding(6) var<uniform> p: Params;
 
-alias Vector = array<f32, {{vec_width}}>;
+alias Vector = array<{{acc}}, {{vec_width}}>;
 
 fn x_at(i: u32) -> Vector {
   return {{load_x}};
@@ -2826,9 +2827,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
         @builtin(local_invocation_index) local_index: u32) {
   let s = seat_of(group, groups, local_index);
   let base = p.x_offset + s.row * p.width;
-  let n = f32(p.width * VEC);
-  var held: array<f32, {{held_elements}}>;
-  var total = 0.0f;
+  let n = {{acc}}(p.width * VEC);
+  var held: array<{{acc}}, {{held_elements}}>;
+  var total = {{acc}}(0);
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       var v = x_at(base + vector_index(s, k));
@@ -2839,7 +2840,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
     }
   }
   let mean = team_sum(s.team, s.lane, total) / n;
-  var squares = 0.0f;
+  var squares = {{acc}}(0);
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       for (var c = 0u; c < VEC; c++) {
@@ -2848,7 +2849,8 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
       }
     }
   }
-  let rstd = inverseSqrt(team_sum(s.team, s.lane, squares) / n + p.eps);
+  let variance = team_sum(s.team, s.lane, squares) / n;
+  let rstd = {{rstd}};
   if (s.live && s.lane == 0u) {
     mean_out[p.mean_offset + s.row] = mean;
     rstd_out[p.rstd_offset + s.row] = rstd;
@@ -2870,13 +2872,13 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   }
 }
 )wgsl",
-layer_norm_held_holes, 15};
+layer_norm_held_holes, 16};
 
-inline constexpr std::string_view layer_norm_held_backward_holes[] = {"vec_width", "team", "rows_per_group", "acc", "workgroup_size", "held", "out_word", "weighted_word", "in_word", "load_x", "load_g", "load_weight", "store", "store_weighted", "held_elements", "keep_weighted"};
+inline constexpr std::string_view layer_norm_held_backward_holes[] = {"acc", "vec_width", "team", "rows_per_group", "workgroup_size", "held", "out_word", "weighted_word", "in_word", "load_x", "load_g", "load_weight", "store", "store_weighted", "held_elements", "keep_weighted"};
 inline constexpr Family layer_norm_held_backward{"layer_norm_held_backward",
 R"wgsl(// Layer normalisation's input gradient over rows a team holds whole (lib/held_row.wgsl): the gradient
 // and input rows are read once, both row sums folded from registers, and the input gradient written
-// once in its dtype, with `weighted` = grad * normalised input in float32 (whose column sums the caller
+// once in its dtype, with `weighted` = grad * normalised input in {{acc}} (whose column sums the caller
 // takes for the weight gradient) where asked for. Rows too long to hold go to layer_norm_backward.wgsl.
 // Without a weight the caller binds the input in its place (never read); without `weighted`, the
 // input gradient. Offsets and `width` count vectors of {{vec_width}} elements.
@@ -3011,12 +3013,12 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> weighted: array<{{weighted_word}}>;
 @group(0) @binding(2) var<storage, read_write> g: array<{{in_word}}>;
 @group(0) @binding(3) var<storage, read_write> x: array<{{in_word}}>;
-@group(0) @binding(4) var<storage, read_write> mean: array<f32>;
-@group(0) @binding(5) var<storage, read_write> rstd: array<f32>;
+@group(0) @binding(4) var<storage, read_write> mean: array<{{acc}}>;
+@group(0) @binding(5) var<storage, read_write> rstd: array<{{acc}}>;
 @group(0) @binding(6) var<storage, read_write> weight: array<{{in_word}}>;
 @group(0) @binding(7) var<uniform> p: Params;
 
-alias Vector = array<f32, {{vec_width}}>;
+alias Vector = array<{{acc}}, {{vec_width}}>;
 
 fn x_at(i: u32) -> Vector {
   return {{load_x}};
@@ -3044,17 +3046,17 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   let s = seat_of(group, groups, local_index);
   let gbase = p.g_offset + s.row * p.width;
   let xbase = p.x_offset + s.row * p.width;
-  var mu = 0.0f;
-  var r = 0.0f;
+  var mu = {{acc}}(0);
+  var r = {{acc}}(0);
   if (s.live) {
     mu = mean[p.mean_offset + s.row];
     r = rstd[p.rstd_offset + s.row];
   }
   // The lane keeps grad * weight and the normalised input.
-  var gw: array<f32, {{held_elements}}>;
-  var xhat: array<f32, {{held_elements}}>;
-  var sum_gw = 0.0f;
-  var sum_gw_xhat = 0.0f;
+  var gw: array<{{acc}}, {{held_elements}}>;
+  var xhat: array<{{acc}}, {{held_elements}}>;
+  var sum_gw = {{acc}}(0);
+  var sum_gw_xhat = {{acc}}(0);
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       let j = vector_index(s, k);
@@ -3075,13 +3077,13 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   }
   sum_gw = team_sum(s.team, s.lane, sum_gw);
   sum_gw_xhat = team_sum(s.team, s.lane, sum_gw_xhat);
-  let n = f32(p.width * VEC);
+  let n = {{acc}}(p.width * VEC);
   let out_base = p.grad_input_offset + s.row * p.width;
   for (var k = 0u; k < HELD; k++) {
-    if (holds(s, k)) {
+    if (holds(s,)wgsl"
+R"wgsl( k)) {
       var v: Vector;
-      for (var c = 0)wgsl"
-R"wgsl(u; c < VEC; c++) {
+      for (var c = 0u; c < VEC; c++) {
         let e = k * VEC + c;
         v[c] = r * (gw[e] - sum_gw / n - xhat[e] * sum_gw_xhat / n);
       }
@@ -4468,6 +4470,142 @@ fn log_softmax_backward(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_wo
 }
 )wgsl",
 softmax_held_holes, 16};
+
+inline constexpr std::string_view softmax_strided_holes[] = {"acc", "array", "math", "load_input", "load_grad", "exp", "workgroup_size", "log"};
+inline constexpr Family softmax_strided{"softmax_strided",
+R"wgsl(// Softmax and log-softmax over a dim that is not the last, forward and backward, of contiguous
+// (outer, length, inner) views with inner > 1: one thread per (outer, inner) column walks the dim, so
+// neighbouring threads read neighbouring elements and no copy has to move the dim last first. Each
+// column is read twice (a fold, then the write) in a fixed order, computing in {{acc}}.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  columns: u32,      // outer * inner: one thread each
+  length: u32,       // size of the softmax dim
+  inner: u32,        // elements after it, the stride between a column's elements
+  input_offset: u32, // forward: x; backward: the forward's output y
+  out_offset: u32,
+  grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
+@group(0) @binding(1) var<storage, read_write> input: {{array}};
+@group(0) @binding(2) var<storage, read_write> grad: {{array}};
+@group(0) @binding(3) var<uniform> p: Params;
+
+{{math}}
+
+fn x_at(i: u32) -> {{acc}} {
+  return {{load_input}};
+}
+
+fn g_at(i: u32) -> {{acc}} {
+  return {{load_grad}};
+}
+
+// Where column t starts, relative to each binding's offset.
+fn column_start(t: u32) -> u32 {
+  let outer = t / p.inner;
+  return outer * p.length * p.inner + (t - outer * p.inner);
+}
+
+struct Folded {
+  largest: {{acc}},
+  total: {{acc}}, // sum of exp(x - largest)
+  nan: bool,      // every output is NaN
+}
+
+// The column's max and sum of exponentials in one pass, the sum rescaled whenever the max grows. The
+// outputs are NaN wherever the CPU's max-then-sum makes them so: a NaN or a +inf in the column (NaN -
+// max, inf - inf), or a column of -inf (-inf - -inf); a -inf among finite values adds exp(-inf) = 0.
+// Infinities and NaN are told by their bits (lib: isnan_, isinf_), as WGSL lets a compiler assume
+// arithmetic never meets them.
+fn fold(base: u32) -> Folded {
+  var largest = {{acc}}(0);
+  var total = {{acc}}(0);
+  var seen = false;    // a finite value
+  var spoiled = false; // a NaN or +inf
+  for (var k = 0u; k < p.length; k++) {
+    let v = x_at(p.input_offset + base + k * p.inner);
+    if (isnan_(v) || isinf_(v)) {
+      spoiled = spoiled || !(isinf_(v) && signbit_(v));
+    } else if (!seen || v > largest) {
+      total = select({{acc}}(0), total * {{exp}}(largest - v), seen) + {{acc}}(1);
+      largest = v;
+      seen = true;
+    } else {
+      total = total + {{exp}}(v - largest);
+    }
+  }
+  return Folded(largest, total, spoiled || !seen);
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn softmax(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.columns) { return; }
+  let base = column_start(t);
+  let f = fold(base);
+  for (var k = 0u; k < p.length; k++) {
+    let at = base + k * p.inner;
+    out[p.out_offset + at] = select({{exp}}(x_at(p.input_offset + at) - f.largest) / f.total, nan_(), f.nan);
+  }
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn log_softmax(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.columns) { return; }
+  let base = column_start(t);
+  let f = fold(base);
+  let log_total = {{log}}(f.total);
+  for (var k = 0u; k < p.length; k++) {
+    let at = base + k * p.inner;
+    out[p.out_offset + at] = select(x_at(p.input_offset + at) - f.largest - log_total, nan_(), f.nan);
+  }
+}
+
+// dx = y * (dy - sum(dy * y))
+@compute @workgroup_size({{workgroup_size}})
+fn softmax_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.columns) { return; }
+  let base = column_start(t);
+  var dot = {{acc}}(0);
+  for (var k = 0u; k < p.length; k++) {
+    let at = base + k * p.inner;
+    dot = dot + g_at(p.grad_offset + at) * x_at(p.input_offset + at);
+  }
+  for (var k = 0u; k < p.length; k++) {
+    let at = base + k * p.inner;
+    out[p.out_offset + at] = x_at(p.input_offset + at) * (g_at(p.grad_offset + at) - dot);
+  }
+}
+
+// dx = dy - exp(y) * sum(dy)
+@compute @workgroup_size({{workgroup_size}})
+fn log_softmax_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.columns) { return; }
+  let base = column_start(t);
+  var total = {{acc}}(0);
+  for (var k = 0u; k < p.length; k++) { total = total + g_at(p.grad_offset + base + k * p.inner); }
+  for (var k = 0u; k < p.length; k++) {
+    let at = base + k * p.inner;
+    out[p.out_offset + at] = g_at(p.grad_offset + at) - {{exp}}(x_at(p.input_offset + at)) * total;
+  }
+}
+)wgsl",
+softmax_strided_holes, 8};
 
 inline constexpr std::string_view sort_holes[] = {"capacity", "key", "workgroup_size", "src_array", "key_function", "load", "key_of_v"};
 inline constexpr Family sort{"sort",

@@ -2,7 +2,7 @@
 // embedding_dense_backward (each sum starting at 0 instead of out's old value), after the positions
 // are grouped by index (index_sort_*.wgsl). The same fold in other forms (a product, a
 // NaN-propagating max or min; a mean's division) serves scatter_reduce and index_reduce, with or
-// without out's old value in it. One thread per element of out (per word of two for 2-byte
+// without out's old value in it. One thread per element of out (per word for 1- and 2-byte
 // dtypes) adds its group's terms in position order, the CPU's order, in {{acc}}: the same bits every
 // run, and no float atomics. With alpha 1 the sum has no product a driver could fuse.
 // scale_grad_by_freq divides by the count with a correctly rounded division (WGSL's `/` may be 2.5
@@ -11,7 +11,7 @@
 //! include lib/bf16_bits.wgsl
 
 struct Params {
-  units: u32,         // threads: elements of out, or words of two for 2-byte dtypes
+  units: u32,         // threads: elements of out, or words of them for 1- and 2-byte dtypes
   elements: u32,      // outer * rows * inner
   rows: u32,          // size of the indexed dimension of out (the groups)
   inner: u32,         // elements after the indexed dimension

@@ -1,7 +1,7 @@
 // Layer normalisation over contiguous rows, forward: a workgroup per row takes the mean, then the
 // mean square deviation from it (two passes, so a constant row has variance exactly 0), writes mean and
-// rstd, then the normalised row with the optional weight and bias. float32 arithmetic; row sums fold
-// with lib/workgroup_reduce.wgsl. Without a weight or bias the caller binds the input in its place
+// rstd, then the normalised row with the optional weight and bias. {{acc}} arithmetic (float64 for
+// float64, float32 for the rest); row sums fold with lib/workgroup_reduce.wgsl. Without a weight or bias the caller binds the input in its place
 // (never read), so every variant has the same bindings.
 //! include lib/grid.wgsl
 //! include lib/workgroup_reduce.wgsl
@@ -10,7 +10,7 @@
 struct Params {
   rows: u32,
   length: u32,
-  eps: f32,
+  eps: vec2<u32>, // the {{acc}} value's bits (float32: the first word)
   out_offset: u32,
   mean_offset: u32,
   rstd_offset: u32,
@@ -19,12 +19,12 @@ struct Params {
   bias_offset: u32,
 }
 
-@group(0) @binding(0) var<storage, read_write> out: array<f32>;
-@group(0) @binding(1) var<storage, read_write> mean_out: array<f32>;
-@group(0) @binding(2) var<storage, read_write> rstd_out: array<f32>;
-@group(0) @binding(3) var<storage, read_write> x: array<u32>;
-@group(0) @binding(4) var<storage, read_write> weight: array<u32>;
-@group(0) @binding(5) var<storage, read_write> bias: array<u32>;
+@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
+@group(0) @binding(1) var<storage, read_write> mean_out: array<{{acc}}>;
+@group(0) @binding(2) var<storage, read_write> rstd_out: array<{{acc}}>;
+@group(0) @binding(3) var<storage, read_write> x: array<{{word}}>;
+@group(0) @binding(4) var<storage, read_write> weight: array<{{word}}>;
+@group(0) @binding(5) var<storage, read_write> bias: array<{{word}}>;
 @group(0) @binding(6) var<uniform> p: Params;
 
 @compute @workgroup_size({{workgroup_size}})
@@ -33,12 +33,13 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   let row = flat_group(group, groups);
   if (row >= p.rows) { return; }
   let base = p.x_offset + row * p.length;
-  var total = 0.0f;
+  var total = {{acc}}(0);
   for (var i = lane; i < p.length; i += {{workgroup_size}}u) { total += x_at(base + i); }
-  let mean = workgroup_sum(lane, total) / f32(p.length);
-  var squares = 0.0f;
+  let mean = workgroup_sum(lane, total) / {{acc}}(p.length);
+  var squares = {{acc}}(0);
   for (var i = lane; i < p.length; i += {{workgroup_size}}u) { squares += (x_at(base + i) - mean) * (x_at(base + i) - mean); }
-  let rstd = inverseSqrt(workgroup_sum(lane, squares) / f32(p.length) + p.eps);
+  let variance = workgroup_sum(lane, squares) / {{acc}}(p.length);
+  let rstd = {{rstd}};
   if (lane == 0u) {
     mean_out[p.mean_offset + row] = mean;
     rstd_out[p.rstd_offset + row] = rstd;

@@ -1,7 +1,7 @@
 // Layer normalisation forward over rows a team holds whole (lib/held_row.wgsl): the row is read once,
 // its mean and then the mean square deviation from it (so a constant row has variance exactly 0) folded
 // from registers, and the normalised row written once in the output's dtype, with mean and rstd in
-// float32. Rows too long to hold go to layer_norm.wgsl. Without a weight or bias the caller binds the
+// {{acc}} (float64 for float64, float32 for the rest), the arithmetic type. Rows too long to hold go to layer_norm.wgsl. Without a weight or bias the caller binds the
 // input in its place (never read). Offsets and `width` count vectors of {{vec_width}} elements.
 //! include lib/grid.wgsl
 //! include lib/team_reduce.wgsl
@@ -11,7 +11,7 @@
 struct Params {
   rows: u32,
   width: u32,
-  eps: f32,
+  eps: vec2<u32>, // the {{acc}} value's bits (float32: the first word)
   out_offset: u32,
   mean_offset: u32,
   rstd_offset: u32,
@@ -21,14 +21,14 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<{{out_word}}>;
-@group(0) @binding(1) var<storage, read_write> mean_out: array<f32>;
-@group(0) @binding(2) var<storage, read_write> rstd_out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> mean_out: array<{{acc}}>;
+@group(0) @binding(2) var<storage, read_write> rstd_out: array<{{acc}}>;
 @group(0) @binding(3) var<storage, read_write> x: array<{{in_word}}>;
 @group(0) @binding(4) var<storage, read_write> weight: array<{{in_word}}>;
 @group(0) @binding(5) var<storage, read_write> bias: array<{{in_word}}>;
 @group(0) @binding(6) var<uniform> p: Params;
 
-alias Vector = array<f32, {{vec_width}}>;
+alias Vector = array<{{acc}}, {{vec_width}}>;
 
 fn x_at(i: u32) -> Vector {
   return {{load_x}};
@@ -51,9 +51,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
         @builtin(local_invocation_index) local_index: u32) {
   let s = seat_of(group, groups, local_index);
   let base = p.x_offset + s.row * p.width;
-  let n = f32(p.width * VEC);
-  var held: array<f32, {{held_elements}}>;
-  var total = 0.0f;
+  let n = {{acc}}(p.width * VEC);
+  var held: array<{{acc}}, {{held_elements}}>;
+  var total = {{acc}}(0);
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       var v = x_at(base + vector_index(s, k));
@@ -64,7 +64,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
     }
   }
   let mean = team_sum(s.team, s.lane, total) / n;
-  var squares = 0.0f;
+  var squares = {{acc}}(0);
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       for (var c = 0u; c < VEC; c++) {
@@ -73,7 +73,8 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
       }
     }
   }
-  let rstd = inverseSqrt(team_sum(s.team, s.lane, squares) / n + p.eps);
+  let variance = team_sum(s.team, s.lane, squares) / n;
+  let rstd = {{rstd}};
   if (s.live && s.lane == 0u) {
     mean_out[p.mean_offset + s.row] = mean;
     rstd_out[p.rstd_offset + s.row] = rstd;

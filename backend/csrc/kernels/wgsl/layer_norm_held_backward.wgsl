@@ -1,6 +1,6 @@
 // Layer normalisation's input gradient over rows a team holds whole (lib/held_row.wgsl): the gradient
 // and input rows are read once, both row sums folded from registers, and the input gradient written
-// once in its dtype, with `weighted` = grad * normalised input in float32 (whose column sums the caller
+// once in its dtype, with `weighted` = grad * normalised input in {{acc}} (whose column sums the caller
 // takes for the weight gradient) where asked for. Rows too long to hold go to layer_norm_backward.wgsl.
 // Without a weight the caller binds the input in its place (never read); without `weighted`, the
 // input gradient. Offsets and `width` count vectors of {{vec_width}} elements.
@@ -25,12 +25,12 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> weighted: array<{{weighted_word}}>;
 @group(0) @binding(2) var<storage, read_write> g: array<{{in_word}}>;
 @group(0) @binding(3) var<storage, read_write> x: array<{{in_word}}>;
-@group(0) @binding(4) var<storage, read_write> mean: array<f32>;
-@group(0) @binding(5) var<storage, read_write> rstd: array<f32>;
+@group(0) @binding(4) var<storage, read_write> mean: array<{{acc}}>;
+@group(0) @binding(5) var<storage, read_write> rstd: array<{{acc}}>;
 @group(0) @binding(6) var<storage, read_write> weight: array<{{in_word}}>;
 @group(0) @binding(7) var<uniform> p: Params;
 
-alias Vector = array<f32, {{vec_width}}>;
+alias Vector = array<{{acc}}, {{vec_width}}>;
 
 fn x_at(i: u32) -> Vector {
   return {{load_x}};
@@ -58,17 +58,17 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   let s = seat_of(group, groups, local_index);
   let gbase = p.g_offset + s.row * p.width;
   let xbase = p.x_offset + s.row * p.width;
-  var mu = 0.0f;
-  var r = 0.0f;
+  var mu = {{acc}}(0);
+  var r = {{acc}}(0);
   if (s.live) {
     mu = mean[p.mean_offset + s.row];
     r = rstd[p.rstd_offset + s.row];
   }
   // The lane keeps grad * weight and the normalised input.
-  var gw: array<f32, {{held_elements}}>;
-  var xhat: array<f32, {{held_elements}}>;
-  var sum_gw = 0.0f;
-  var sum_gw_xhat = 0.0f;
+  var gw: array<{{acc}}, {{held_elements}}>;
+  var xhat: array<{{acc}}, {{held_elements}}>;
+  var sum_gw = {{acc}}(0);
+  var sum_gw_xhat = {{acc}}(0);
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {
       let j = vector_index(s, k);
@@ -89,7 +89,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
   }
   sum_gw = team_sum(s.team, s.lane, sum_gw);
   sum_gw_xhat = team_sum(s.team, s.lane, sum_gw_xhat);
-  let n = f32(p.width * VEC);
+  let n = {{acc}}(p.width * VEC);
   let out_base = p.grad_input_offset + s.row * p.width;
   for (var k = 0u; k < HELD; k++) {
     if (holds(s, k)) {

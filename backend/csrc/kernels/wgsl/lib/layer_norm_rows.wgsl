@@ -1,5 +1,5 @@
-// Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in float32.
+// Shared by layer_norm.wgsl and layer_norm_backward.wgsl: the input row's values in {{acc}}.
 
-fn x_at(i: u32) -> f32 {
+fn x_at(i: u32) -> {{acc}} {
   return {{load_x}};
 }
