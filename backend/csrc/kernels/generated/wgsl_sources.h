@@ -4093,13 +4093,9 @@ fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
 fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
 fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
 // ---- end of lib/workgroup_reduce.wgsl ----
-struct Params {
-  rows: u32,
-  length: u32,
-  input_offset: u32, // forward: x; backward: the forward's output y
-  out_offset: u32,
-  grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
-}
+// ---- lib/softmax_operands.wgsl ----
+// The operands of softmax.wgsl and softmax_strided.wgsl (each declares its own Params): the output in
+// {{acc}}, the input and gradient in their dtype, read as {{acc}}.
 
 @group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
 @group(0) @binding(1) var<storage, read_write> input: {{array}};
@@ -4114,6 +4110,14 @@ fn x_at(i: u32) -> {{acc}} {
 
 fn g_at(i: u32) -> {{acc}} {
   return {{load_grad}};
+}
+// ---- end of lib/softmax_operands.wgsl ----
+struct Params {
+  rows: u32,
+  length: u32,
+  input_offset: u32, // forward: x; backward: the forward's output y
+  out_offset: u32,
+  grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
 }
 
 fn row_max(lane: u32, base: u32) -> {{acc}} {
@@ -4488,14 +4492,9 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
-struct Params {
-  columns: u32,      // outer * inner: one thread each
-  length: u32,       // size of the softmax dim
-  inner: u32,        // elements after it, the stride between a column's elements
-  input_offset: u32, // forward: x; backward: the forward's output y
-  out_offset: u32,
-  grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
-}
+// ---- lib/softmax_operands.wgsl ----
+// The operands of softmax.wgsl and softmax_strided.wgsl (each declares its own Params): the output in
+// {{acc}}, the input and gradient in their dtype, read as {{acc}}.
 
 @group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
 @group(0) @binding(1) var<storage, read_write> input: {{array}};
@@ -4510,6 +4509,15 @@ fn x_at(i: u32) -> {{acc}} {
 
 fn g_at(i: u32) -> {{acc}} {
   return {{load_grad}};
+}
+// ---- end of lib/softmax_operands.wgsl ----
+struct Params {
+  columns: u32,      // outer * inner: one thread each
+  length: u32,       // size of the softmax dim
+  inner: u32,        // elements after it, the stride between a column's elements
+  input_offset: u32, // forward: x; backward: the forward's output y
+  out_offset: u32,
+  grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
 }
 
 // Where column t starts, relative to each binding's offset.

@@ -4,6 +4,7 @@
 // float32 for every dtype but float64. A NaN in a row reaches every output of the row through the sum.
 //! include lib/grid.wgsl
 //! include lib/workgroup_reduce.wgsl
+//! include lib/softmax_operands.wgsl
 
 struct Params {
   rows: u32,
@@ -11,21 +12,6 @@ struct Params {
   input_offset: u32, // forward: x; backward: the forward's output y
   out_offset: u32,
   grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
-}
-
-@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
-@group(0) @binding(1) var<storage, read_write> input: {{array}};
-@group(0) @binding(2) var<storage, read_write> grad: {{array}};
-@group(0) @binding(3) var<uniform> p: Params;
-
-{{math}}
-
-fn x_at(i: u32) -> {{acc}} {
-  return {{load_input}};
-}
-
-fn g_at(i: u32) -> {{acc}} {
-  return {{load_grad}};
 }
 
 fn row_max(lane: u32, base: u32) -> {{acc}} {

@@ -3,6 +3,7 @@
 // neighbouring threads read neighbouring elements and no copy has to move the dim last first. Each
 // column is read twice (a fold, then the write) in a fixed order, computing in {{acc}}.
 //! include lib/grid.wgsl
+//! include lib/softmax_operands.wgsl
 
 struct Params {
   columns: u32,      // outer * inner: one thread each
@@ -11,21 +12,6 @@ struct Params {
   input_offset: u32, // forward: x; backward: the forward's output y
   out_offset: u32,
   grad_offset: u32,  // backward: dL/dy (the forward binds its input here, unread)
-}
-
-@group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
-@group(0) @binding(1) var<storage, read_write> input: {{array}};
-@group(0) @binding(2) var<storage, read_write> grad: {{array}};
-@group(0) @binding(3) var<uniform> p: Params;
-
-{{math}}
-
-fn x_at(i: u32) -> {{acc}} {
-  return {{load_input}};
-}
-
-fn g_at(i: u32) -> {{acc}} {
-  return {{load_grad}};
 }
 
 // Where column t starts, relative to each binding's offset.
