@@ -152,6 +152,22 @@ def test_small_dtypes_in_place_strided_and_empty(dtype):
     assert torch.equal(base.to("dml").index_add(0, empty, source[:0].to("dml")).cpu(), base)
 
 
+@pytest.mark.parametrize("dtype", SMALL, ids=str)
+def test_small_dtypes_scatter_add_and_accumulating_put(dtype):
+    # scatter_add, scatter_reduce("sum") and index_put(accumulate=True) sum on the same kernel.
+    self, source = small_values((5, 7), dtype, 8), small_values((6, 7), dtype, 9)
+    index = torch.randint(0, 5, (6, 7), generator=torch.Generator().manual_seed(10))
+    d_self, d_source, d_index = self.to("dml"), source.to("dml"), index.to("dml")
+    assert torch.equal(d_self.scatter_add(0, d_index, d_source).cpu(), self.scatter_add(0, index, source))
+    for include_self in [True, False]:
+        expected = self.scatter_reduce(0, index, source, "sum", include_self=include_self)
+        actual = d_self.scatter_reduce(0, d_index, d_source, "sum", include_self=include_self)
+        assert torch.equal(actual.cpu(), expected)
+    rows = torch.tensor([0, 0, 3, 4, 0])
+    expected = self.index_put((rows,), source[:5], accumulate=True)
+    assert torch.equal(d_self.index_put((rows.to("dml"),), d_source[:5], accumulate=True).cpu(), expected)
+
+
 def test_small_dtypes_same_bits_every_run():
     self = torch.zeros(3, 255, dtype=torch.int8, device="dml")
     index = torch.randint(0, 3, (4096,), generator=torch.Generator().manual_seed(6)).to("dml")

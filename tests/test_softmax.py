@@ -21,11 +21,14 @@ def wide(t: torch.Tensor) -> torch.Tensor:
                          ids=str)
 @pytest.mark.parametrize("fn", [torch.softmax, torch.log_softmax], ids=["softmax", "log_softmax"])
 def test_forward(dtype, shape, dim, fn):
-    x = (torch.randn(shape, generator=torch.Generator().manual_seed(0)) * 4).to(dtype)
+    check_forward(fn, (torch.randn(shape, generator=torch.Generator().manual_seed(0)) * 4).to(dtype), dim)
+
+
+def check_forward(fn, x, dim):
     actual = fn(x.to("dml"), dim)
-    expected = fn(wide(x), dim).to(dtype)
-    assert actual.device.type == "dml" and actual.dtype == dtype
-    torch.testing.assert_close(actual.cpu(), expected, **TOLERANCE[dtype])
+    expected = fn(wide(x), dim).to(x.dtype)
+    assert actual.device.type == "dml" and actual.dtype == x.dtype
+    torch.testing.assert_close(actual.cpu(), expected, **TOLERANCE[x.dtype])
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -67,11 +70,7 @@ def column_input(shape, dtype, seed=3, contiguous=True):
 @pytest.mark.parametrize("contiguous", [True, False], ids=["contiguous", "strided"])
 @pytest.mark.parametrize("fn", [torch.softmax, torch.log_softmax], ids=["softmax", "log_softmax"])
 def test_forward_over_an_earlier_dim(dtype, shape, dim, contiguous, fn):
-    x = column_input(shape, dtype, contiguous=contiguous)
-    actual = fn(x.to("dml"), dim)
-    expected = fn(wide(x), dim).to(dtype)
-    assert actual.dtype == dtype
-    torch.testing.assert_close(actual.cpu(), expected, **TOLERANCE[dtype])
+    check_forward(fn, column_input(shape, dtype, contiguous=contiguous), dim)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)

@@ -1,6 +1,5 @@
 #include "kernels/layer_norm_kernel.h"
 
-#include <cstring>
 #include <vector>
 
 #include "kernels/dtypes.h"
@@ -36,12 +35,7 @@ Hole rstd_hole(c10::ScalarType type) {
 
 // eps as the kernels' Params hold it: the bits of the arithmetic type's value.
 void set_eps(uint32_t (&bits)[2], double eps, c10::ScalarType type) {
-  if (type == c10::kDouble) {
-    std::memcpy(bits, &eps, 8);
-  } else {
-    const float narrow = static_cast<float>(eps);
-    std::memcpy(&bits[0], &narrow, 4);
-  }
+  encode_scalar(eps, type == c10::kDouble ? Value::F64 : Value::F32, type, bits);
 }
 
 std::string forward_source(c10::ScalarType type, bool weight, bool bias) {

@@ -65,6 +65,14 @@ std::string held_source(c10::ScalarType type, c10::ScalarType out_type, const He
   return render(wgsl::softmax_held, holes);
 }
 
+// The operands' first elements within their bindings' windows, in units of `width` elements.
+template <typename P>
+void set_offsets(P& params, uint32_t out, uint32_t input, uint32_t grad, uint32_t width = 1) {
+  params.out_offset = out / width;
+  params.input_offset = input / width;
+  params.grad_offset = grad / width;
+}
+
 // The kernel's arithmetic type, which the workgroup-per-row kernels write whatever the output's dtype.
 c10::ScalarType acc_type(c10::ScalarType type) {
   return type == c10::kDouble ? c10::kDouble : c10::kFloat;
@@ -97,9 +105,7 @@ Plan plan(runtime::DeviceContext& context, const SoftmaxProblem& s) {
     plan.strided_params.columns = static_cast<uint32_t>(s.rows * s.inner);
     plan.strided_params.length = static_cast<uint32_t>(s.length);
     plan.strided_params.inner = static_cast<uint32_t>(s.inner);
-    plan.strided_params.out_offset = out_offset;
-    plan.strided_params.input_offset = input_offset;
-    plan.strided_params.grad_offset = grad_offset;
+    set_offsets(plan.strided_params, out_offset, input_offset, grad_offset);
     return plan;
   }
   plan.held = held_plan(launch, type, s.out.dtype, acc_type(type), s.length,
@@ -108,17 +114,13 @@ Plan plan(runtime::DeviceContext& context, const SoftmaxProblem& s) {
     const uint32_t width = plan.held->vec_width;
     plan.held_params.rows = static_cast<uint32_t>(s.rows);
     plan.held_params.width = static_cast<uint32_t>(s.length / width);
-    plan.held_params.out_offset = out_offset / width;
-    plan.held_params.input_offset = input_offset / width;
-    plan.held_params.grad_offset = grad_offset / width;
+    set_offsets(plan.held_params, out_offset, input_offset, grad_offset, width);
     return plan;
   }
   launch.require(s.out.dtype == acc_type(type), std::string("no ") + c10::toString(s.out.dtype) + " output for these rows");
   plan.params.rows = static_cast<uint32_t>(s.rows);
   plan.params.length = static_cast<uint32_t>(s.length);
-  plan.params.out_offset = out_offset;
-  plan.params.input_offset = input_offset;
-  plan.params.grad_offset = grad_offset;
+  set_offsets(plan.params, out_offset, input_offset, grad_offset);
   return plan;
 }
 
