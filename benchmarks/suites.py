@@ -61,6 +61,12 @@ def _reductions(quick: bool) -> Iterator[Case]:
                 a = torch.rand(rows, length, device=device)
                 return lambda: fn(a)
             yield Case("reduction", name, f"{rows}x{length}", "GB/s", make_row, 8.0 * rows * length)
+    # Softmax over the channels of an NCHW tensor: a dim that is not the last.
+    batch = 8 if quick else 32
+    def make_channels(device: str, batch: int = batch) -> Callable[[], object]:
+        a = torch.rand(batch, 256, 32, 32, device=device)
+        return lambda: torch.softmax(a, 1)
+    yield Case("reduction", "softmax dim 1", f"{batch}x256x32x32", "GB/s", make_channels, 8.0 * batch * 256 * 32 * 32)
 
 
 def _gemm(quick: bool) -> Iterator[Case]:
