@@ -22,9 +22,10 @@ def _autoload() -> None:
     """
 
 
-from torch_dml import _bootstrap
+from torch_dml import _autograd_exit, _bootstrap
 
 _bootstrap.register()
+_autograd_exit.register()
 
 from torch_dml._device_api import (
     default_device,
