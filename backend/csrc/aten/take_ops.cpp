@@ -22,6 +22,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/native_run.h"
 #include "aten/selection.h"
 #include "aten/word_view.h"
 #include "kernels/take_kernel.h"
@@ -39,10 +40,7 @@ std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& l
   problem.out = device_ref(out);
   problem.src = device_ref(source);
   problem.index = device_ref(index);
-  runtime::DeviceContext& context = context_of(src);
-  if (!kernels::take_unsupported_reason(context, problem).empty()) return std::nullopt;
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::take(context, problem);
+  if (!run_native(context_of(src), problem, &kernels::take_unsupported_reason, &kernels::take)) return std::nullopt;
   return out;
 }
 

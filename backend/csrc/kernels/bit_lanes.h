@@ -6,6 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "kernels/launch.h"
+#include "kernels/wgsl_family.h"
 
 namespace torch_dml::kernels {
 
@@ -30,5 +34,13 @@ struct BitLanes {
   bool word_aligned(uint32_t element_offset) const { return (element_offset & ((1u << lanes_log2) - 1)) == 0; }
   std::string name() const { return wide ? "b64" : lanes_log2 == 2 ? "b8" : lanes_log2 == 1 ? "b16" : "b32"; }
 };
+
+// The template holes take.wgsl and put.wgsl share, for indices of `index_type` (i32 or i64).
+inline std::vector<Hole> lanes_holes(const BitLanes& lanes, const char* index_type) {
+  return {{"index_type", index_type},
+          {"lanes_log2", std::to_string(lanes.lanes_log2)},
+          {"wide", lanes.wide ? "true" : "false"},
+          {"workgroup_size", std::to_string(kWorkgroupSize)}};
+}
 
 } // namespace torch_dml::kernels

@@ -10,16 +10,10 @@
 namespace torch_dml::kernels {
 namespace {
 
-struct Plan {
-  Launch launch;
-  wgsl::PutParams params;
-  BitLanes lanes;
-};
-
-Plan plan(runtime::DeviceContext& context, const PutProblem& t) {
-  Plan plan{Launch(context, "index_put", t.out.dtype), {}, BitLanes(t.out.dtype)};
+LaunchPlan<wgsl::PutParams> plan(runtime::DeviceContext& context, const PutProblem& t) {
+  LaunchPlan<wgsl::PutParams> plan(context, "index_put", t.out.dtype);
   Launch& launch = plan.launch;
-  const BitLanes& lanes = plan.lanes;
+  const BitLanes lanes(t.out.dtype);
   launch.require(lanes.supported, "an element size other than 1, 2, 4 or 8 bytes");
   launch.require(t.out.dtype == t.src.dtype, "out and src of different dtypes");
   launch.require(t.winner.dtype == c10::kInt, "a winner buffer that is not int32");
@@ -45,23 +39,18 @@ Plan plan(runtime::DeviceContext& context, const PutProblem& t) {
 } // namespace
 
 std::string put_unsupported_reason(runtime::DeviceContext& context, const PutProblem& t) {
-  return plan(context, t).launch.reason();
+  return plan(context, t).reason();
 }
 
 void put(runtime::DeviceContext& context, const PutProblem& t) {
   if (t.count == 0 || t.sources == 0) return;
-  Plan plan = kernels::plan(context, t);
+  auto planned = plan(context, t);
+  const BitLanes lanes(t.out.dtype);
   const char* index_type = t.index.dtype == c10::kLong ? "i64" : "i32";
-  const std::string variant = plan.lanes.name() +
-      "/" + index_type;
-  const auto source = [&] {
-    return render(wgsl::put, {{"index_type", index_type},
-                              {"lanes_log2", std::to_string(plan.lanes.lanes_log2)},
-                              {"wide", plan.lanes.wide ? "true" : "false"},
-                              {"workgroup_size", std::to_string(kWorkgroupSize)}});
-  };
-  plan.launch.run("put/claim/" + variant, source, plan.params, groups_for(plan.params.sources), "claim");
-  plan.launch.run("put/put/" + variant, source, plan.params, groups_for(plan.params.words), "put");
+  const std::string variant = lanes.name() + "/" + index_type;
+  const auto source = [&] { return render(wgsl::put, lanes_holes(lanes, index_type)); };
+  planned.run("put/claim/" + variant, source, groups_for(planned.params.sources), "claim");
+  planned.run("put/put/" + variant, source, groups_for(planned.params.words), "put");
 }
 
 } // namespace torch_dml::kernels

@@ -8,16 +8,10 @@
 namespace torch_dml::kernels {
 namespace {
 
-struct Plan {
-  Launch launch;
-  wgsl::TakeParams params;
-  BitLanes lanes;
-};
-
-Plan plan(runtime::DeviceContext& context, const TakeProblem& t) {
-  Plan plan{Launch(context, "take", t.src.dtype), {}, BitLanes(t.src.dtype)};
+LaunchPlan<wgsl::TakeParams> plan(runtime::DeviceContext& context, const TakeProblem& t) {
+  LaunchPlan<wgsl::TakeParams> plan(context, "take", t.src.dtype);
   Launch& launch = plan.launch;
-  const BitLanes& lanes = plan.lanes;
+  const BitLanes lanes(t.src.dtype);
   launch.require(lanes.supported, "an element size other than 1, 2, 4 or 8 bytes");
   launch.require(t.out.dtype == t.src.dtype, "out and src of different dtypes");
   launch.require(t.index.dtype == c10::kInt || (t.index.dtype == c10::kLong && context.has(runtime::Feature::ShaderInt64)),
@@ -38,23 +32,15 @@ Plan plan(runtime::DeviceContext& context, const TakeProblem& t) {
 } // namespace
 
 std::string take_unsupported_reason(runtime::DeviceContext& context, const TakeProblem& t) {
-  return plan(context, t).launch.reason();
+  return plan(context, t).reason();
 }
 
 void take(runtime::DeviceContext& context, const TakeProblem& t) {
-  Plan plan = kernels::plan(context, t);
+  auto planned = plan(context, t);
+  const BitLanes lanes(t.src.dtype);
   const char* index_type = t.index.dtype == c10::kLong ? "i64" : "i32";
-  const std::string name = "take/" + plan.lanes.name() +
-      "/" + index_type;
-  plan.launch.run(
-      name,
-      [&] {
-        return render(wgsl::take, {{"index_type", index_type},
-                                   {"lanes_log2", std::to_string(plan.lanes.lanes_log2)},
-                                   {"wide", plan.lanes.wide ? "true" : "false"},
-                                   {"workgroup_size", std::to_string(kWorkgroupSize)}});
-      },
-      plan.params, groups_for(plan.params.words));
+  planned.run("take/" + lanes.name() + "/" + index_type,
+              [&] { return render(wgsl::take, lanes_holes(lanes, index_type)); }, groups_for(planned.params.words));
 }
 
 } // namespace torch_dml::kernels
