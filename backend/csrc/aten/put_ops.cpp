@@ -29,13 +29,12 @@ bool put_linear(at::Tensor& out, const at::Tensor& linear, const at::Tensor& val
   const at::Tensor index = linear.reshape({-1}).contiguous();
   const at::Tensor source = values.expand(linear.sizes()).reshape({-1}).contiguous();
   const at::Tensor winner = at::full({out.numel()}, -1, out.options().dtype(c10::kInt));
-  kernels::PutProblem problem;
-  problem.count = static_cast<uint64_t>(out.numel());
-  problem.sources = static_cast<uint64_t>(index.numel());
-  problem.out = device_ref(out);
-  problem.src = device_ref(source);
-  problem.index = device_ref(index);
-  problem.winner = device_ref(winner);
+  const kernels::PutProblem problem{.count = static_cast<uint64_t>(out.numel()),
+                                    .sources = static_cast<uint64_t>(index.numel()),
+                                    .out = device_ref(out),
+                                    .src = device_ref(source),
+                                    .index = device_ref(index),
+                                    .winner = device_ref(winner)};
   return out.is_contiguous() && source.scalar_type() == out.scalar_type() &&
       run_native(context_of(out), problem, &kernels::put_unsupported_reason, &kernels::put);
 }

@@ -34,12 +34,11 @@ std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& l
   if (out.numel() == 0) return out;
   const at::Tensor source = src.contiguous();
   const at::Tensor index = linear.contiguous();
-  kernels::TakeProblem problem;
-  problem.count = static_cast<uint64_t>(out.numel());
-  problem.src_count = static_cast<uint64_t>(source.numel());
-  problem.out = device_ref(out);
-  problem.src = device_ref(source);
-  problem.index = device_ref(index);
+  const kernels::TakeProblem problem{.count = static_cast<uint64_t>(out.numel()),
+                                     .src_count = static_cast<uint64_t>(source.numel()),
+                                     .out = device_ref(out),
+                                     .src = device_ref(source),
+                                     .index = device_ref(index)};
   if (!run_native(context_of(src), problem, &kernels::take_unsupported_reason, &kernels::take)) return std::nullopt;
   return out;
 }

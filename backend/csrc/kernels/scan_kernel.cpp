@@ -9,23 +9,19 @@
 namespace torch_dml::kernels {
 namespace {
 
-const char* op_name(ScanOp op) {
-  switch (op) {
-    case ScanOp::Sum: return "sum";
-    case ScanOp::Product: return "product";
-    case ScanOp::LogSumExp: return "logsumexp";
-  }
-  return "?";
-}
+// The op in kernel names and as errors name it (literals: Launch keeps a view of the latter).
+struct OpNames {
+  const char* kernel;
+  const char* error;
+};
 
-// The op as errors name it: a literal, as Launch keeps a view of it.
-const char* error_name(ScanOp op) {
+OpNames names_of(ScanOp op) {
   switch (op) {
-    case ScanOp::Sum: return "scan (sum)";
-    case ScanOp::Product: return "scan (product)";
-    case ScanOp::LogSumExp: return "scan (logsumexp)";
+    case ScanOp::Sum: return {"sum", "scan (sum)"};
+    case ScanOp::Product: return {"product", "scan (product)"};
+    case ScanOp::LogSumExp: return {"logsumexp", "scan (logsumexp)"};
   }
-  return "scan";
+  return {"?", "scan"};
 }
 
 Value value_of(c10::ScalarType acc) {
@@ -33,7 +29,7 @@ Value value_of(c10::ScalarType acc) {
 }
 
 LaunchPlan<wgsl::ScanParams> plan(runtime::DeviceContext& context, const ScanProblem& s) {
-  LaunchPlan<wgsl::ScanParams> plan(context, error_name(s.op), s.src.dtype);
+  LaunchPlan<wgsl::ScanParams> plan(context, names_of(s.op).error, s.src.dtype);
   Launch& launch = plan.launch;
   const auto info = dtype_info(s.src.dtype);
   launch.require(info.has_value() && (!info->needs || context.has(*info->needs)), "a dtype the adapter cannot compute on");
@@ -90,7 +86,7 @@ std::string scan_unsupported_reason(runtime::DeviceContext& context, const ScanP
 }
 
 void scan(runtime::DeviceContext& context, const ScanProblem& s) {
-  const std::string name = std::string("scan/") + op_name(s.op) + "/" + dtype_info(s.src.dtype)->name + "/" +
+  const std::string name = std::string("scan/") + names_of(s.op).kernel + "/" + dtype_info(s.src.dtype)->name + "/" +
       dtype_info(s.out.dtype)->name;
   plan(context, s).run(name, [&] { return source(s); }, s.rows);
 }
