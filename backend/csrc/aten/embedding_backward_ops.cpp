@@ -16,6 +16,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/native_run.h"
 #include "aten/index_groups.h"
 #include "kernels/index_add_kernel.h"
 
@@ -47,10 +48,8 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   problem.sort = groups.sort;
   problem.source = device_ref(grad);
   problem.out = device_ref(result);
-  runtime::DeviceContext& context = context_of(grad_output);
-  if (!kernels::index_add_unsupported_reason(context, problem).empty()) return fallback();
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::index_add(context, problem);
+  if (!run_native(context_of(grad_output), problem, &kernels::index_add_unsupported_reason, &kernels::index_add))
+    return fallback();
   return result;
 }
 

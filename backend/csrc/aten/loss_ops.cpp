@@ -35,6 +35,35 @@ void check_targets(const at::Tensor& target, int64_t classes, int64_t ignore_ind
                     "Target ", high >= classes ? high : low, " is out of bounds.");
 }
 
+// The kernel's problem over contiguous copies of the operands, which it keeps alive until the kernel is
+// recorded, writing `result`.
+struct LossOperands {
+  at::Tensor input, target, weight;
+  kernels::NllLossProblem problem;
+};
+
+LossOperands loss_operands(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight,
+                           int64_t reduction, int64_t ignore_index, const at::Tensor& result) {
+  LossOperands o{self.contiguous(), target.contiguous(), weight && weight->defined() ? weight->contiguous() : at::Tensor(),
+                 {}};
+  kernels::NllLossProblem& problem = o.problem;
+  problem.reduction = reduction;
+  problem.ignore_index = ignore_index;
+  problem.samples = static_cast<uint64_t>(self.size(0));
+  problem.classes = static_cast<uint64_t>(self.size(1));
+  problem.input = device_ref(o.input);
+  problem.target = device_ref(o.target);
+  if (o.weight.defined()) problem.weight = device_ref(o.weight);
+  problem.out = device_ref(result);
+  return o;
+}
+
+void run_loss(const at::Tensor& self, const kernels::NllLossProblem& problem) {
+  runtime::DeviceContext& context = context_of(self);
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::nll_loss(context, problem);
+}
+
 std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
                                                       const std::optional<at::Tensor>& weight, int64_t reduction,
                                                       c10::SymInt ignore_index_sym, at::Tensor& output,
@@ -48,21 +77,8 @@ std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward(const at::Tensor& self, co
   const at::TensorOptions f32 = self.options().dtype(c10::kFloat);
   const bool per_sample = reduction == at::Reduction::None;
   at::Tensor result = at::empty({per_sample ? self.size(0) : 2}, f32);
-  at::Tensor x = self.contiguous(), t = target.contiguous(), w;
-  kernels::NllLossProblem problem;
-  problem.reduction = reduction;
-  problem.ignore_index = ignore_index;
-  problem.samples = static_cast<uint64_t>(self.size(0));
-  problem.classes = static_cast<uint64_t>(self.size(1));
-  problem.input = device_ref(x);
-  problem.target = device_ref(t);
-  if (weight && weight->defined()) problem.weight = device_ref(w = weight->contiguous());
-  problem.out = device_ref(result);
-  if (problem.samples > 0 || !per_sample) {
-    runtime::DeviceContext& context = context_of(self);
-    std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::nll_loss(context, problem);
-  }
+  const LossOperands operands = loss_operands(self, target, weight, reduction, ignore_index, result);
+  if (operands.problem.samples > 0 || !per_sample) run_loss(self, operands.problem);
   if (per_sample) {
     at::native::resize_output(output, {self.size(0)});
     output.copy_(result);
@@ -87,25 +103,13 @@ at::Tensor& nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& s
   const at::TensorOptions f32 = self.options().dtype(c10::kFloat);
   at::Tensor result = at::empty(self.sizes(), f32);
   result.zero_();
-  at::Tensor x = self.contiguous(), t = target.contiguous(), w;
   at::Tensor grad = grad_output.to(c10::kFloat).contiguous(), total = total_weight.to(c10::kFloat).contiguous();
-  kernels::NllLossProblem problem;
-  problem.backward = true;
-  problem.reduction = reduction;
-  problem.ignore_index = ignore_index_sym.guard_int(__FILE__, __LINE__);
-  problem.samples = static_cast<uint64_t>(self.size(0));
-  problem.classes = static_cast<uint64_t>(self.size(1));
-  problem.input = device_ref(x);
-  problem.target = device_ref(t);
-  if (weight && weight->defined()) problem.weight = device_ref(w = weight->contiguous());
-  problem.out = device_ref(result);
-  problem.grad = device_ref(grad);
-  problem.total = device_ref(total);
-  if (problem.samples > 0) {
-    runtime::DeviceContext& context = context_of(self);
-    std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::nll_loss(context, problem);
-  }
+  LossOperands operands =
+      loss_operands(self, target, weight, reduction, ignore_index_sym.guard_int(__FILE__, __LINE__), result);
+  operands.problem.backward = true;
+  operands.problem.grad = device_ref(grad);
+  operands.problem.total = device_ref(total);
+  if (operands.problem.samples > 0) run_loss(self, operands.problem);
   at::native::resize_output(grad_input, self.sizes());
   grad_input.copy_(result);
   return grad_input;

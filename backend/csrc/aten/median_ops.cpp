@@ -65,16 +65,12 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> picked(const at::Tensor& self,
   return std::make_tuple(v, i);
 }
 
+// median and nanmedian of all elements (registered per op, native.yaml).
+template <Pick P, typename Fallback>
 at::Tensor median_all(const at::Tensor& self) {
   c10::DeviceGuard guard(self.device());
-  if (auto result = picked(self.reshape({-1}), 0, false, Pick::Median)) return std::get<0>(*result).reshape({});
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::median>::call(self);
-}
-
-at::Tensor nanmedian_all(const at::Tensor& self) {
-  c10::DeviceGuard guard(self.device());
-  if (auto result = picked(self.reshape({-1}), 0, false, Pick::NanMedian)) return std::get<0>(*result).reshape({});
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nanmedian>::call(self);
+  if (auto result = picked(self.reshape({-1}), 0, false, P)) return std::get<0>(*result).reshape({});
+  return at::native::call_fallback_fn<&cpu_fallback, Fallback>::call(self);
 }
 
 // The out= forms the dim overloads are composed from: CPU checks the outputs' dtypes the same way.
@@ -90,22 +86,14 @@ std::tuple<at::Tensor&, at::Tensor&> write(const std::tuple<at::Tensor, at::Tens
   return {values, indices};
 }
 
+// median and nanmedian along a dim (registered per op, native.yaml).
+template <Pick P, typename Fallback>
 std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
                                                     at::Tensor& values, at::Tensor& indices) {
   c10::DeviceGuard guard(self.device());
   if (outputs_fit(self, values, indices))
-    if (auto result = picked(self, dim, keepdim, Pick::Median)) return write(*result, values, indices);
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::median_dim_values>::call(self, dim, keepdim, values,
-                                                                                       indices);
-}
-
-std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                       at::Tensor& values, at::Tensor& indices) {
-  c10::DeviceGuard guard(self.device());
-  if (outputs_fit(self, values, indices))
-    if (auto result = picked(self, dim, keepdim, Pick::NanMedian)) return write(*result, values, indices);
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nanmedian_dim_values>::call(self, dim, keepdim, values,
-                                                                                          indices);
+    if (auto result = picked(self, dim, keepdim, P)) return write(*result, values, indices);
+  return at::native::call_fallback_fn<&cpu_fallback, Fallback>::call(self, dim, keepdim, values, indices);
 }
 
 std::tuple<at::Tensor&, at::Tensor&> kth_value_out(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim,

@@ -15,6 +15,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/native_run.h"
 #include "aten/index_groups.h"
 #include "aten/selection.h"
 #include "aten/word_view.h"
@@ -28,20 +29,14 @@ bool put_linear(at::Tensor& out, const at::Tensor& linear, const at::Tensor& val
   const at::Tensor index = linear.reshape({-1}).contiguous();
   const at::Tensor source = values.expand(linear.sizes()).reshape({-1}).contiguous();
   const at::Tensor winner = at::full({out.numel()}, -1, out.options().dtype(c10::kInt));
-  kernels::PutProblem problem;
-  problem.count = static_cast<uint64_t>(out.numel());
-  problem.sources = static_cast<uint64_t>(index.numel());
-  problem.out = device_ref(out);
-  problem.src = device_ref(source);
-  problem.index = device_ref(index);
-  problem.winner = device_ref(winner);
-  runtime::DeviceContext& context = context_of(out);
-  if (!out.is_contiguous() || source.scalar_type() != out.scalar_type() ||
-      !kernels::put_unsupported_reason(context, problem).empty())
-    return false;
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::put(context, problem);
-  return true;
+  const kernels::PutProblem problem{.count = static_cast<uint64_t>(out.numel()),
+                                    .sources = static_cast<uint64_t>(index.numel()),
+                                    .out = device_ref(out),
+                                    .src = device_ref(source),
+                                    .index = device_ref(index),
+                                    .winner = device_ref(winner)};
+  return out.is_contiguous() && source.scalar_type() == out.scalar_type() &&
+      run_native(context_of(out), problem, &kernels::put_unsupported_reason, &kernels::put);
 }
 
 bool reduce_at_positions(at::Tensor& out, const at::Tensor& linear, const at::Tensor& values,
@@ -61,11 +56,7 @@ bool reduce_at_positions(at::Tensor& out, const at::Tensor& linear, const at::Te
   problem.sort = groups.sort;
   problem.source = device_ref(source);
   problem.out = device_ref(out);
-  runtime::DeviceContext& context = context_of(out);
-  if (!kernels::index_add_unsupported_reason(context, problem).empty()) return false;
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::index_add(context, problem);
-  return true;
+  return run_native(context_of(out), problem, &kernels::index_add_unsupported_reason, &kernels::index_add);
 }
 
 namespace {

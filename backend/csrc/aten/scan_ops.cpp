@@ -13,6 +13,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/native_run.h"
 #include "aten/selection.h"
 #include "kernels/scan_kernel.h"
 
@@ -35,9 +36,7 @@ std::optional<at::Tensor> scan_along(const at::Tensor& self, int64_t dim, ScanOp
     problem.rows = static_cast<uint64_t>(rows.numel()) / problem.length;
     problem.out = device_ref(out);
     problem.src = device_ref(rows);
-    if (!kernels::scan_unsupported_reason(context, problem).empty()) return std::nullopt;
-    std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::scan(context, problem);
+    if (!run_native(context, problem, &kernels::scan_unsupported_reason, &kernels::scan)) return std::nullopt;
   }
   return self.dim() == 0 ? out.reshape({}) : out.movedim(-1, d).contiguous();
 }
@@ -47,36 +46,23 @@ c10::ScalarType sum_type(const at::Tensor& self, std::optional<c10::ScalarType> 
   return at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? c10::kLong : self.scalar_type();
 }
 
-at::Tensor running_sum(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+// cumsum (Op Sum) and cumprod (Op Product), each registered per op with its fallback (native.yaml).
+template <ScanOp Op, typename Fallback>
+at::Tensor running(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   c10::DeviceGuard guard(self.device());
-  if (auto result = scan_along(dtype ? self.to(*dtype) : self, dim, ScanOp::Sum)) return result->to(sum_type(self, dtype));
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cumsum>::call(self, dim, dtype);
+  if (auto result = scan_along(dtype ? self.to(*dtype) : self, dim, Op)) return result->to(sum_type(self, dtype));
+  return at::native::call_fallback_fn<&cpu_fallback, Fallback>::call(self, dim, dtype);
 }
 
-at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  assign_out(out, running_sum(self, dim, dtype ? dtype : std::optional<c10::ScalarType>(out.scalar_type())));
+template <ScanOp Op, typename Fallback>
+at::Tensor& running_out(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  assign_out(out, running<Op, Fallback>(self, dim, dtype ? dtype : std::optional<c10::ScalarType>(out.scalar_type())));
   return out;
 }
 
-at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
-  self.copy_(running_sum(self, dim, dtype));
-  return self;
-}
-
-at::Tensor running_product(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
-  c10::DeviceGuard guard(self.device());
-  if (auto result = scan_along(dtype ? self.to(*dtype) : self, dim, ScanOp::Product))
-    return result->to(sum_type(self, dtype));
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::cumprod>::call(self, dim, dtype);
-}
-
-at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  assign_out(out, running_product(self, dim, dtype ? dtype : std::optional<c10::ScalarType>(out.scalar_type())));
-  return out;
-}
-
-at::Tensor& cumprod_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
-  self.copy_(running_product(self, dim, dtype));
+template <ScanOp Op, typename Fallback>
+at::Tensor& running_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  self.copy_(running<Op, Fallback>(self, dim, dtype));
   return self;
 }
 
@@ -126,10 +112,8 @@ std::optional<at::Tensor> set_positions(const at::Tensor& flat) {
   problem.selected = static_cast<uint64_t>(selected);
   problem.out = device_ref(out);
   problem.running = device_ref(*running);
-  runtime::DeviceContext& context = context_of(flat);
-  if (!kernels::compact_unsupported_reason(context, problem).empty()) return std::nullopt;
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::compact(context, problem);
+  if (!run_native(context_of(flat), problem, &kernels::compact_unsupported_reason, &kernels::compact))
+    return std::nullopt;
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/native_run.h"
 #include "aten/row_sort.h"
 #include "aten/selection.h"
 #include "kernels/sort_kernel.h"
@@ -43,12 +44,8 @@ std::optional<at::Tensor> sort_order(const at::Tensor& rows, bool descending, in
       problem.positions[i] = device_ref(positions[i]);
     }
   }
-  runtime::DeviceContext& context = context_of(rows);
-  if (!kernels::sort_unsupported_reason(context, problem).empty()) return std::nullopt;
-  {
-    std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::sort_rows(context, problem);
-  }
+  if (!run_native(context_of(rows), problem, &kernels::sort_unsupported_reason, &kernels::sort_rows))
+    return std::nullopt;
   return truncated ? order : order.narrow(-1, 0, wanted);
 }
 

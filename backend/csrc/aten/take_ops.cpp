@@ -22,6 +22,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/native_run.h"
 #include "aten/selection.h"
 #include "aten/word_view.h"
 #include "kernels/take_kernel.h"
@@ -33,16 +34,12 @@ std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& l
   if (out.numel() == 0) return out;
   const at::Tensor source = src.contiguous();
   const at::Tensor index = linear.contiguous();
-  kernels::TakeProblem problem;
-  problem.count = static_cast<uint64_t>(out.numel());
-  problem.src_count = static_cast<uint64_t>(source.numel());
-  problem.out = device_ref(out);
-  problem.src = device_ref(source);
-  problem.index = device_ref(index);
-  runtime::DeviceContext& context = context_of(src);
-  if (!kernels::take_unsupported_reason(context, problem).empty()) return std::nullopt;
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::take(context, problem);
+  const kernels::TakeProblem problem{.count = static_cast<uint64_t>(out.numel()),
+                                     .src_count = static_cast<uint64_t>(source.numel()),
+                                     .out = device_ref(out),
+                                     .src = device_ref(source),
+                                     .index = device_ref(index)};
+  if (!run_native(context_of(src), problem, &kernels::take_unsupported_reason, &kernels::take)) return std::nullopt;
   return out;
 }
 

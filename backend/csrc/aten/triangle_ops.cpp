@@ -11,6 +11,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/native_run.h"
 #include "aten/word_view.h"
 #include "kernels/triangle_kernel.h"
 
@@ -42,13 +43,8 @@ at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, at::Tensor& o
   problem.itemsize = self.element_size();
   problem.src = device_words(source);
   problem.dst = device_words(target);
-  runtime::DeviceContext& context = context_of(self);
-  if (!kernels::triangle_unsupported_reason(context, problem).empty())
+  if (!run_native(context_of(self), problem, &kernels::triangle_unsupported_reason, &kernels::triangle))
     return at::native::call_fallback_fn<&cpu_fallback, Out>::call(self, diagonal, out);
-  {
-    std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::triangle(context, problem);
-  }
   if (!direct) out.copy_(target);
   return out;
 }

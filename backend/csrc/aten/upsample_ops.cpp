@@ -20,6 +20,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/native_run.h"
 #include "kernels/upsample_kernel.h"
 
 namespace torch_dml::aten {
@@ -76,12 +77,7 @@ bool run(UpsampleMode mode, bool backward, bool align_corners, const at::Tensor&
   problem.w = axis(mode, align_corners, input_size[3], output_size[1], scales_w, src.scalar_type());
   problem.dst = device_ref(target);
   problem.src = device_ref(source);
-  runtime::DeviceContext& context = context_of(src);
-  if (!kernels::upsample_unsupported_reason(context, problem).empty()) return false;
-  {
-    std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::upsample(context, problem);
-  }
+  if (!run_native(context_of(src), problem, &kernels::upsample_unsupported_reason, &kernels::upsample)) return false;
   if (!direct) dst.copy_(target);
   return true;
 }

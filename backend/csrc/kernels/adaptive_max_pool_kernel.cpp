@@ -9,13 +9,8 @@
 namespace torch_dml::kernels {
 namespace {
 
-struct Plan {
-  Launch launch;
-  wgsl::AdaptiveMaxPoolParams params;
-};
-
-Plan plan(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem& a) {
-  Plan plan{Launch(context, "adaptive_max_pool2d", a.src.dtype), {}};
+LaunchPlan<wgsl::AdaptiveMaxPoolParams> plan(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem& a) {
+  LaunchPlan<wgsl::AdaptiveMaxPoolParams> plan(context, "adaptive_max_pool2d", a.src.dtype);
   Launch& launch = plan.launch;
   const c10::ScalarType type = a.src.dtype;
   launch.require(type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble,
@@ -42,27 +37,25 @@ Plan plan(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem& a) {
 } // namespace
 
 std::string adaptive_max_pool_unsupported_reason(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem& a) {
-  return plan(context, a).launch.reason();
+  return plan(context, a).reason();
 }
 
 void adaptive_max_pool(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem& a) {
   if (a.planes * a.out_h * a.out_w == 0) return;
-  Plan plan = kernels::plan(context, a);
   const c10::ScalarType type = a.src.dtype;
   const bool f64 = type == c10::kDouble;
-  plan.launch.run(
-      std::string("adaptive_max_pool2d/") + dtype_info(type)->name,
-      [&] {
-        return render(wgsl::adaptive_max_pool,
-                      {{"element", typed_array_type(type)},
-                       {"real", f64 ? "f64" : "f32"},
-                       {"load", typed_load(type, "source", "i")},
-                       {"is_nan", f64 ? "(bitcast<u64>(v) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu"
-                                      : "(bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u"},
-                       {"negative_infinity", f64 ? "bitcast<f64>(0xfff0000000000000lu)" : "bitcast<f32>(0xff800000u)"},
-                       {"workgroup_size", std::to_string(kWorkgroupSize)}});
-      },
-      plan.params, groups_for(plan.params.count));
+  const auto source = [&] {
+    return render(wgsl::adaptive_max_pool,
+                  {{"element", typed_array_type(type)},
+                   {"real", f64 ? "f64" : "f32"},
+                   {"load", typed_load(type, "source", "i")},
+                   {"is_nan", f64 ? "(bitcast<u64>(v) & 0x7ffffffffffffffflu) > 0x7ff0000000000000lu"
+                                  : "(bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u"},
+                   {"negative_infinity", f64 ? "bitcast<f64>(0xfff0000000000000lu)" : "bitcast<f32>(0xff800000u)"},
+                   {"workgroup_size", std::to_string(kWorkgroupSize)}});
+  };
+  auto planned = plan(context, a);
+  planned.run(std::string("adaptive_max_pool2d/") + dtype_info(type)->name, source, groups_for(planned.params.count));
 }
 
 } // namespace torch_dml::kernels

@@ -86,11 +86,6 @@ std::string kernel_name(const AttentionProblem& s, uint64_t split) {
          "/qk" + std::to_string(vec4s(s.qk_dim)) + "v" + std::to_string(vec4s(s.v_dim)) + "/split" + std::to_string(split);
 }
 
-struct Plan {
-  Launch launch;
-  wgsl::AttentionParams params;
-};
-
 // Binds `o` and stores its window offset and strides in the four Params fields given.
 uint32_t bind_strided(Launch& launch, const AttentionOperand& o, uint32_t& batch, uint32_t& head, uint32_t& row) {
   launch.require_u32(o.extent, "elements an attention operand spans");
@@ -100,9 +95,9 @@ uint32_t bind_strided(Launch& launch, const AttentionOperand& o, uint32_t& batch
   return launch.bind(o.ref, std::max<uint64_t>(o.extent, 1));
 }
 
-Plan plan(runtime::DeviceContext& context, const AttentionProblem& s) {
+LaunchPlan<wgsl::AttentionParams> plan(runtime::DeviceContext& context, const AttentionProblem& s) {
   const c10::ScalarType type = s.q.ref.dtype;
-  Plan plan{Launch(context, "scaled_dot_product_attention", type), {}};
+  LaunchPlan<wgsl::AttentionParams> plan(context, "scaled_dot_product_attention", type);
   Launch& launch = plan.launch;
   wgsl::AttentionParams& p = plan.params;
   launch.require(computes_on(type) && s.k.ref.dtype == type && s.v.ref.dtype == type,
@@ -167,15 +162,13 @@ uint64_t workgroups(const AttentionProblem& s, uint64_t split) {
 } // namespace
 
 std::string attention_unsupported_reason(runtime::DeviceContext& context, const AttentionProblem& problem) {
-  return plan(context, problem).launch.reason();
+  return plan(context, problem).reason();
 }
 
 void attention(runtime::DeviceContext& context, const AttentionProblem& s) {
   const uint64_t split = split_of(context, s);
   if (workgroups(s, split) == 0) return;
-  Plan plan = kernels::plan(context, s);
-  plan.launch.run(kernel_name(s, split), [&] { return source(s, split); }, plan.params, workgroups(s, split),
-                  entry_point(s.pass));
+  plan(context, s).run(kernel_name(s, split), [&] { return source(s, split); }, workgroups(s, split), entry_point(s.pass));
 }
 
 } // namespace torch_dml::kernels

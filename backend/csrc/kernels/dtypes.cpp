@@ -24,38 +24,35 @@ std::optional<DtypeInfo> dtype_info(c10::ScalarType type) {
   return std::nullopt;
 }
 
-const char* wgsl_type(Value value) {
-  switch (value) {
-    case Value::Bool: return "bool";
-    case Value::I32: return "i32";
-    case Value::F32: return "f32";
-    case Value::F64: return "f64";
-    case Value::I64: return "i64";
-  }
-  return "?";
+namespace {
+
+// How WGSL spells each computation type, its zero and its one.
+struct Spelling {
+  Value value;
+  const char* type;
+  const char* zero;
+  const char* one;
+};
+
+const Spelling& spelling(Value value) {
+  static constexpr Spelling table[] = {
+      {Value::Bool, "bool", "false", "true"}, {Value::I32, "i32", "0i", "1i"},
+      {Value::F32, "f32", "0.0f", "1.0f"},    {Value::F64, "f64", "0.0lf", "1.0lf"},
+      {Value::I64, "i64", "0li", "1li"},
+  };
+  static constexpr Spelling unknown{Value::Bool, "?", "?", "?"};
+  for (const Spelling& s : table)
+    if (s.value == value) return s;
+  return unknown;
 }
 
-std::string zero_literal(Value value) {
-  switch (value) {
-    case Value::Bool: return "false";
-    case Value::I32: return "0i";
-    case Value::F32: return "0.0f";
-    case Value::F64: return "0.0lf";
-    case Value::I64: return "0li";
-  }
-  return "?";
-}
+} // namespace
 
-std::string one_literal(Value value) {
-  switch (value) {
-    case Value::Bool: return "true";
-    case Value::I32: return "1i";
-    case Value::F32: return "1.0f";
-    case Value::F64: return "1.0lf";
-    case Value::I64: return "1li";
-  }
-  return "?";
-}
+const char* wgsl_type(Value value) { return spelling(value).type; }
+
+std::string zero_literal(Value value) { return spelling(value).zero; }
+
+std::string one_literal(Value value) { return spelling(value).one; }
 
 std::string convert_value(const std::string& v, Value from, Value to) {
   if (from == to) return v;

@@ -7,14 +7,9 @@
 namespace torch_dml::kernels {
 namespace {
 
-struct Plan {
-  Launch launch;
-  wgsl::GatherParams params;
-};
-
 // Operands are addressed as u32 words: the caller gives out's and self's element_offset in words.
-Plan plan(runtime::DeviceContext& context, const GatherProblem& g) {
-  Plan plan{Launch(context, "index_select", g.self.dtype), {}};
+LaunchPlan<wgsl::GatherParams> plan(runtime::DeviceContext& context, const GatherProblem& g) {
+  LaunchPlan<wgsl::GatherParams> plan(context, "index_select", g.self.dtype);
   Launch& launch = plan.launch;
   launch.require(g.index.dtype != c10::kLong || context.has(runtime::Feature::ShaderInt64),
                  "int64 indices need shader-int64");
@@ -35,19 +30,16 @@ Plan plan(runtime::DeviceContext& context, const GatherProblem& g) {
 } // namespace
 
 std::string gather_unsupported_reason(runtime::DeviceContext& context, const GatherProblem& g) {
-  return plan(context, g).launch.reason();
+  return plan(context, g).reason();
 }
 
 void gather_rows(runtime::DeviceContext& context, const GatherProblem& g) {
-  Plan plan = kernels::plan(context, g);
   const bool wide = g.index.dtype == c10::kLong;
-  plan.launch.run(
-      wide ? "gather/i64" : "gather/i32",
-      [&] {
-        return render(wgsl::gather, {{"index_type", wide ? "i64" : "i32"},
-                                     {"workgroup_size", std::to_string(kWorkgroupSize)}});
-      },
-      plan.params, groups_for(plan.params.total_words));
+  const auto source = [&] {
+    return render(wgsl::gather, {{"index_type", wide ? "i64" : "i32"}, {"workgroup_size", std::to_string(kWorkgroupSize)}});
+  };
+  auto planned = plan(context, g);
+  planned.run(wide ? "gather/i64" : "gather/i32", source, groups_for(planned.params.total_words));
 }
 
 } // namespace torch_dml::kernels

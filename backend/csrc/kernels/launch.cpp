@@ -2,7 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-#include "kernels/binding_window.h"
 #include "kernels/pipeline_cache.h"
 
 namespace torch_dml::kernels {
@@ -12,14 +11,31 @@ Launch::Launch(runtime::DeviceContext& context, std::string_view op, c10::Scalar
 
 namespace {
 
+// The part of a buffer a dispatch binds for one operand. Bindings stop at maxStorageBufferBindingSize
+// (128 MiB on lavapipe, 2 GiB on NVIDIA), so an operand is bound from just below its first element to
+// just past its last, and element indices in kernels are relative to that window (they stay 32-bit).
+struct Window {
+  uint64_t offset = 0;         // bytes, a multiple of minStorageBufferOffsetAlignment
+  uint64_t size = 0;           // bytes, a multiple of 4
+  uint64_t element_offset = 0; // the operand's first element, relative to the window
+};
+
 Window window_of(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count, uint64_t itemsize) {
-  const uint64_t last = t.element_offset + (count ? count - 1 : 0);
-  return binding_window(context, t.buffer_size, itemsize ? itemsize : c10::elementSize(t.dtype), t.element_offset,
-                        last);
+  if (!itemsize) itemsize = c10::elementSize(t.dtype);
+  const uint64_t first = t.element_offset, last = first + (count ? count - 1 : 0);
+  const uint64_t alignment = context.limits().minStorageBufferOffsetAlignment;
+  Window w;
+  w.offset = first * itemsize / alignment * alignment;
+  const uint64_t end = ((last + 1) * itemsize + 3) / 4 * 4;
+  w.size = (end < t.buffer_size ? end : t.buffer_size) - w.offset;
+  if (w.size < 4) w.size = 4;
+  w.element_offset = first - w.offset / itemsize;
+  return w;
 }
 
 bool window_fits(runtime::DeviceContext& context, const Window& w, uint64_t count) {
-  return fits_binding(context, w) && (count ? count - 1 : 0) + w.element_offset <= 0xFFFFFFFFull;
+  return w.size <= context.limits().maxStorageBufferBindingSize &&
+      (count ? count - 1 : 0) + w.element_offset <= 0xFFFFFFFFull;
 }
 
 } // namespace
@@ -51,8 +67,12 @@ void Launch::check() const {
 }
 
 void Launch::record(WGPUComputePipeline compiled, const void* params, size_t params_size, uint64_t groups) {
-  const Grid grid = grid_for(context_, groups);
-  context_.stream().dispatch(compiled, count_, bindings_, params, params_size, grid.x, grid.y);
+  // One dimension holds at most maxComputeWorkgroupsPerDimension (65535): the flat count goes out as a
+  // 2-D grid, and kernels rebuild the flat index as x + y * groups.x (lib/grid.wgsl).
+  const uint64_t max_x = context_.limits().maxComputeWorkgroupsPerDimension;
+  const uint32_t x = static_cast<uint32_t>(groups < max_x ? groups : max_x);
+  const uint32_t y = static_cast<uint32_t>((groups + x - 1) / x);
+  context_.stream().dispatch(compiled, count_, bindings_, params, params_size, x, y);
 }
 
 void Launch::dispatch(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
@@ -65,7 +85,7 @@ void Launch::dispatch(const std::string& kernel, const std::function<std::string
 void Launch::dispatch3d(const std::string& kernel, const std::function<std::string()>& make_source, const void* params,
                         size_t params_size, uint32_t groups_x, uint32_t groups_y, uint32_t groups_z,
                         const char* entry) {
-  TORCH_CHECK(ok(), "torch_dml: ", op_, " of ", dtype_, " cannot run on ", context_.describe(), ": ", reason_);
+  check();
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
   WGPUComputePipeline compiled = pipeline(context_, kernel, count_, make_source, entry);
   context_.stream().dispatch(compiled, count_, bindings_, params, params_size, groups_x, groups_y, groups_z);

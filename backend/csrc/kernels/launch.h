@@ -94,6 +94,24 @@ class Launch {
   runtime::StorageBinding bindings_[kMaxOperands] = {};
 };
 
+// A kernel's launch with its uniform block: what its plan builds from a problem, binding operands and
+// recording why it cannot run, so that the kernel's unsupported_reason and its run are one code path.
+template <typename P>
+struct LaunchPlan {
+  LaunchPlan(runtime::DeviceContext& context, std::string_view op, c10::ScalarType dtype) : launch(context, op, dtype) {}
+
+  const std::string& reason() const { return launch.reason(); }
+
+  // Launch::run with these params.
+  void run(const std::string& kernel, const std::function<std::string()>& make_source, uint64_t groups,
+           const char* entry = "main") {
+    launch.run(kernel, make_source, params, groups, entry);
+  }
+
+  Launch launch;
+  P params{};
+};
+
 // Whether `count` elements of `t` from its element_offset (in units of `itemsize` bytes, the dtype's
 // size when 0) fit one storage binding, with indices in the window below 2^32: what bind() checks, for a
 // plan deciding how to split its work before it binds anything.

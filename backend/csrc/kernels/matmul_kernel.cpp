@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <functional>
 
-#include "kernels/binding_window.h"
 #include "kernels/dtypes.h"
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
@@ -98,10 +97,9 @@ uint64_t span_of(const MatrixOperand& op, uint64_t batch, uint64_t rows, uint64_
       (cols ? cols - 1 : 0) * op.col_stride;
 }
 
-Window window_of(runtime::DeviceContext& context, const MatrixOperand& op, uint64_t batch, uint64_t rows,
-                 uint64_t cols) {
-  const uint64_t last = op.ref.element_offset + span_of(op, batch, rows, cols) - 1;
-  return binding_window(context, op.ref.buffer_size, c10::elementSize(op.ref.dtype), op.ref.element_offset, last);
+bool fits_binding(runtime::DeviceContext& context, const MatrixOperand& op, uint64_t batch, uint64_t rows,
+                  uint64_t cols) {
+  return fits_one_binding(context, op.ref, span_of(op, batch, rows, cols));
 }
 
 // How many slices of how many K elements a problem runs in; one slice is the plain one-pass kernel.
@@ -155,11 +153,9 @@ std::string gemm_unsupported_reason(runtime::DeviceContext& context, const GemmP
   for (const MatrixOperand* op : {&g.a, &g.b, &g.out})
     if (!strides_fit(*op)) return "a stride above 2^32";
   if (g.addend && !strides_fit(*g.addend)) return "a stride above 2^32";
-  const Window windows[] = {window_of(context, g.a, g.batch, g.m, g.k), window_of(context, g.b, g.batch, g.k, g.n),
-                            window_of(context, g.out, g.batch, g.m, g.n)};
-  for (const Window& w : windows)
-    if (!fits_binding(context, w)) return "an operand larger than one storage binding";
-  if (g.addend && !fits_binding(context, window_of(context, *g.addend, g.batch, g.m, g.n)))
+  if (!fits_binding(context, g.a, g.batch, g.m, g.k) || !fits_binding(context, g.b, g.batch, g.k, g.n) ||
+      !fits_binding(context, g.out, g.batch, g.m, g.n) ||
+      (g.addend && !fits_binding(context, *g.addend, g.batch, g.m, g.n)))
     return "an operand larger than one storage binding";
   return "";
 }

@@ -10,58 +10,31 @@
 namespace torch_dml::kernels {
 namespace {
 
-struct Plan {
-  Launch launch;
-  wgsl::PutParams params;
-  BitLanes lanes;
-};
-
-Plan plan(runtime::DeviceContext& context, const PutProblem& t) {
-  Plan plan{Launch(context, "index_put", t.out.dtype), {}, BitLanes(t.out.dtype)};
+LaunchPlan<wgsl::PutParams> plan(runtime::DeviceContext& context, const PutProblem& t) {
+  LaunchPlan<wgsl::PutParams> plan(context, "index_put", t.out.dtype);
+  plan_lanes(plan, BitLanes(t.out.dtype), t.out, t.src, t.index, t.count, t.sources, t.sources);
   Launch& launch = plan.launch;
-  const BitLanes& lanes = plan.lanes;
-  launch.require(lanes.supported, "an element size other than 1, 2, 4 or 8 bytes");
-  launch.require(t.out.dtype == t.src.dtype, "out and src of different dtypes");
   launch.require(t.winner.dtype == c10::kInt, "a winner buffer that is not int32");
-  launch.require(t.index.dtype == c10::kInt || (t.index.dtype == c10::kLong && context.has(runtime::Feature::ShaderInt64)),
-                 "indices that are not int32, or int64 without shader-int64");
   // The winner of a position is a source number held in an i32.
   launch.require(t.sources <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()), "2^31 or more sources");
-  const uint64_t words = lanes.words(t.count);
-  launch.require_u32(words, "output words");
-  launch.require_u32(lanes.source_units(t.sources), "source elements");
-  wgsl::PutParams& p = plan.params;
-  p.count = static_cast<uint32_t>(t.count);
-  p.words = static_cast<uint32_t>(words);
-  p.sources = static_cast<uint32_t>(t.sources);
-  p.out_offset = launch.bind(t.out, t.count);
-  p.src_offset = launch.bind(t.src, t.sources);
-  p.index_offset = launch.bind(t.index, t.sources);
-  p.winner_offset = launch.bind(t.winner, t.count);
-  launch.require(lanes.word_aligned(p.out_offset), "an output that does not start on a word");
+  plan.params.sources = static_cast<uint32_t>(t.sources);
+  plan.params.winner_offset = launch.bind(t.winner, t.count);
   return plan;
 }
 
 } // namespace
 
 std::string put_unsupported_reason(runtime::DeviceContext& context, const PutProblem& t) {
-  return plan(context, t).launch.reason();
+  return plan(context, t).reason();
 }
 
 void put(runtime::DeviceContext& context, const PutProblem& t) {
   if (t.count == 0 || t.sources == 0) return;
-  Plan plan = kernels::plan(context, t);
-  const char* index_type = t.index.dtype == c10::kLong ? "i64" : "i32";
-  const std::string variant = plan.lanes.name() +
-      "/" + index_type;
-  const auto source = [&] {
-    return render(wgsl::put, {{"index_type", index_type},
-                              {"lanes_log2", std::to_string(plan.lanes.lanes_log2)},
-                              {"wide", plan.lanes.wide ? "true" : "false"},
-                              {"workgroup_size", std::to_string(kWorkgroupSize)}});
-  };
-  plan.launch.run("put/claim/" + variant, source, plan.params, groups_for(plan.params.sources), "claim");
-  plan.launch.run("put/put/" + variant, source, plan.params, groups_for(plan.params.words), "put");
+  const LanesVariant variant(t.out.dtype, t.index.dtype);
+  const auto source = [&] { return render(wgsl::put, variant.holes()); };
+  auto planned = plan(context, t);
+  planned.run("put/claim/" + variant.name(), source, groups_for(planned.params.sources), "claim");
+  planned.run("put/put/" + variant.name(), source, groups_for(planned.params.words), "put");
 }
 
 } // namespace torch_dml::kernels

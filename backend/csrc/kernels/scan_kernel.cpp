@@ -9,26 +9,27 @@
 namespace torch_dml::kernels {
 namespace {
 
-const char* op_name(ScanOp op) {
+// The op in kernel names and as errors name it (literals: Launch keeps a view of the latter).
+struct OpNames {
+  const char* kernel;
+  const char* error;
+};
+
+OpNames names_of(ScanOp op) {
   switch (op) {
-    case ScanOp::Sum: return "sum";
-    case ScanOp::Product: return "product";
-    case ScanOp::LogSumExp: return "logsumexp";
+    case ScanOp::Sum: return {"sum", "scan (sum)"};
+    case ScanOp::Product: return {"product", "scan (product)"};
+    case ScanOp::LogSumExp: return {"logsumexp", "scan (logsumexp)"};
   }
-  return "?";
+  return {"?", "scan"};
 }
 
 Value value_of(c10::ScalarType acc) {
   return acc == c10::kDouble ? Value::F64 : acc == c10::kLong ? Value::I64 : Value::F32;
 }
 
-struct Plan {
-  Launch launch;
-  wgsl::ScanParams params;
-};
-
-Plan plan(runtime::DeviceContext& context, const ScanProblem& s) {
-  Plan plan{Launch(context, std::string("scan (") + op_name(s.op) + ")", s.src.dtype), {}};
+LaunchPlan<wgsl::ScanParams> plan(runtime::DeviceContext& context, const ScanProblem& s) {
+  LaunchPlan<wgsl::ScanParams> plan(context, names_of(s.op).error, s.src.dtype);
   Launch& launch = plan.launch;
   const auto info = dtype_info(s.src.dtype);
   launch.require(info.has_value() && (!info->needs || context.has(*info->needs)), "a dtype the adapter cannot compute on");
@@ -81,25 +82,19 @@ c10::ScalarType scan_accumulation_type(runtime::DeviceContext& context, c10::Sca
 }
 
 std::string scan_unsupported_reason(runtime::DeviceContext& context, const ScanProblem& s) {
-  return plan(context, s).launch.reason();
+  return plan(context, s).reason();
 }
 
 void scan(runtime::DeviceContext& context, const ScanProblem& s) {
-  Plan plan = kernels::plan(context, s);
-  const std::string name = std::string("scan/") + op_name(s.op) + "/" + dtype_info(s.src.dtype)->name + "/" +
+  const std::string name = std::string("scan/") + names_of(s.op).kernel + "/" + dtype_info(s.src.dtype)->name + "/" +
       dtype_info(s.out.dtype)->name;
-  plan.launch.run(name, [&] { return source(s); }, plan.params, s.rows);
+  plan(context, s).run(name, [&] { return source(s); }, s.rows);
 }
 
 namespace {
 
-struct CompactPlan {
-  Launch launch;
-  wgsl::CompactParams params;
-};
-
-CompactPlan plan(runtime::DeviceContext& context, const CompactProblem& c) {
-  CompactPlan plan{Launch(context, "nonzero", c10::kLong), {}};
+LaunchPlan<wgsl::CompactParams> plan(runtime::DeviceContext& context, const CompactProblem& c) {
+  LaunchPlan<wgsl::CompactParams> plan(context, "nonzero", c10::kLong);
   plan.launch.require(context.has(runtime::Feature::ShaderInt64), "int64 positions need shader-int64");
   plan.launch.require_u32(c.count, "elements");
   plan.params.count = static_cast<uint32_t>(c.count);
@@ -111,14 +106,12 @@ CompactPlan plan(runtime::DeviceContext& context, const CompactProblem& c) {
 } // namespace
 
 std::string compact_unsupported_reason(runtime::DeviceContext& context, const CompactProblem& c) {
-  return plan(context, c).launch.reason();
+  return plan(context, c).reason();
 }
 
 void compact(runtime::DeviceContext& context, const CompactProblem& c) {
-  CompactPlan plan = kernels::plan(context, c);
-  plan.launch.run(
-      "compact", [] { return render(wgsl::compact, {{"workgroup_size", std::to_string(kWorkgroupSize)}}); },
-      plan.params, groups_for(c.count));
+  plan(context, c).run("compact", [] { return render(wgsl::compact, {{"workgroup_size", std::to_string(kWorkgroupSize)}}); },
+                       groups_for(c.count));
 }
 
 } // namespace torch_dml::kernels

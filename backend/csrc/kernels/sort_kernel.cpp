@@ -26,13 +26,8 @@ void require_sortable(Launch& launch, runtime::DeviceContext& context, const Sor
   launch.require_u32(s.rows * s.length, "elements");
 }
 
-struct Plan {
-  Launch launch;
-  wgsl::SortParams params;
-};
-
-Plan plan(runtime::DeviceContext& context, const SortProblem& s) {
-  Plan plan{Launch(context, "sort", s.src.dtype), {}};
+LaunchPlan<wgsl::SortParams> plan(runtime::DeviceContext& context, const SortProblem& s) {
+  LaunchPlan<wgsl::SortParams> plan(context, "sort", s.src.dtype);
   Launch& launch = plan.launch;
   require_sortable(launch, context, s);
   launch.require(s.length <= kSortCapacity, "rows longer than the in-workgroup sort holds");
@@ -49,10 +44,8 @@ Plan plan(runtime::DeviceContext& context, const SortProblem& s) {
 // The long-row sort: the runs' launch, then one launch per merge pass, reading scratch pass % 2 and
 // writing the other (the last pass writes `out`).
 struct MergePlan {
-  Launch runs;
-  wgsl::SortRunsParams runs_params;
-  std::vector<Launch> merges;
-  std::vector<wgsl::SortMergeParams> merge_params;
+  LaunchPlan<wgsl::SortRunsParams> runs;
+  std::vector<LaunchPlan<wgsl::SortMergeParams>> merges;
 };
 
 // Outputs each merge thread writes (sort_merge.wgsl): one diagonal search per chunk.
@@ -72,15 +65,16 @@ uint64_t kept_length(uint64_t length, uint64_t run, uint64_t keep) {
 }
 
 MergePlan merge_plan(runtime::DeviceContext& context, const SortProblem& s) {
-  MergePlan plan{Launch(context, "sort", s.src.dtype), {}, {}, {}};
+  MergePlan plan{LaunchPlan<wgsl::SortRunsParams>(context, "sort", s.src.dtype), {}};
   const uint64_t n = s.rows * s.length;
   const uint64_t wanted = s.keep == 0 ? s.length : std::min(s.keep, s.length);
-  require_sortable(plan.runs, context, s);
-  plan.runs.require(s.keys[0].dtype == sort_key_dtype(s.src.dtype) && s.keys[1].dtype == s.keys[0].dtype &&
+  Launch& runs = plan.runs.launch;
+  require_sortable(runs, context, s);
+  runs.require(s.keys[0].dtype == sort_key_dtype(s.src.dtype) && s.keys[1].dtype == s.keys[0].dtype &&
                         s.positions[0].dtype == c10::kInt && s.positions[1].dtype == c10::kInt,
                     "scratch buffers of the wrong dtype");
-  plan.runs.require_u32(s.length + kSortCapacity, "row elements");
-  wgsl::SortRunsParams& r = plan.runs_params;
+  runs.require_u32(s.length + kSortCapacity, "row elements");
+  wgsl::SortRunsParams& r = plan.runs.params;
   r.rows = static_cast<uint32_t>(s.rows);
   r.length = static_cast<uint32_t>(s.length);
   r.runs = static_cast<uint32_t>((s.length + kSortCapacity - 1) / kSortCapacity);
@@ -88,13 +82,14 @@ MergePlan merge_plan(runtime::DeviceContext& context, const SortProblem& s) {
   r.keep = static_cast<uint32_t>(std::min(wanted, kSortCapacity));
   uint64_t length = kept_length(s.length, kSortCapacity, r.keep);
   r.out_length = static_cast<uint32_t>(length);
-  r.keys_offset = plan.runs.bind(s.keys[0], n);
-  r.positions_offset = plan.runs.bind(s.positions[0], n);
-  r.src_offset = plan.runs.bind(s.src, n);
+  r.keys_offset = runs.bind(s.keys[0], n);
+  r.positions_offset = runs.bind(s.positions[0], n);
+  r.src_offset = runs.bind(s.src, n);
   int pass = 0;
   for (uint64_t run = r.keep; run < length; run = std::min(2 * run, wanted), ++pass) {
-    Launch& launch = plan.merges.emplace_back(context, "sort", s.src.dtype);
-    wgsl::SortMergeParams& m = plan.merge_params.emplace_back();
+    LaunchPlan<wgsl::SortMergeParams>& merge = plan.merges.emplace_back(context, "sort", s.src.dtype);
+    Launch& launch = merge.launch;
+    wgsl::SortMergeParams& m = merge.params;
     const uint64_t keep = std::min(2 * run, wanted);
     m.rows = r.rows;
     m.length = static_cast<uint32_t>(length);
@@ -141,33 +136,31 @@ c10::ScalarType sort_key_dtype(c10::ScalarType type) {
 }
 
 std::string sort_unsupported_reason(runtime::DeviceContext& context, const SortProblem& s) {
-  if (!sort_merges(s.length)) return plan(context, s).launch.reason();
+  if (!sort_merges(s.length)) return plan(context, s).reason();
   const MergePlan plan = merge_plan(context, s);
-  if (!plan.runs.ok()) return plan.runs.reason();
-  for (const Launch& launch : plan.merges)
-    if (!launch.ok()) return launch.reason();
+  if (!plan.runs.launch.ok()) return plan.runs.reason();
+  for (const auto& merge : plan.merges)
+    if (!merge.launch.ok()) return merge.reason();
   return {};
 }
 
 void sort_rows(runtime::DeviceContext& context, const SortProblem& s) {
   const std::string name = dtype_info(s.src.dtype)->name;
   if (!sort_merges(s.length)) {
-    Plan plan = kernels::plan(context, s);
-    plan.launch.run("sort/" + name, [&] { return render(wgsl::sort, key_holes(s.src.dtype)); }, plan.params, s.rows);
+    plan(context, s).run("sort/" + name, [&] { return render(wgsl::sort, key_holes(s.src.dtype)); }, s.rows);
     return;
   }
   MergePlan plan = merge_plan(context, s);
   plan.runs.run("sort_runs/" + name, [&] { return render(wgsl::sort_runs, key_holes(s.src.dtype)); },
-                plan.runs_params, s.rows * plan.runs_params.runs);
+                s.rows * plan.runs.params.runs);
   const bool wide = sort_key_dtype(s.src.dtype) == c10::kLong;
   const auto merge_source = [&] {
     return render(wgsl::sort_merge, {{"key", wide ? "u64" : "u32"},
                                      {"chunk", std::to_string(kMergeChunk)},
                                      {"workgroup_size", std::to_string(kWorkgroupSize)}});
   };
-  for (size_t pass = 0; pass < plan.merges.size(); ++pass)
-    plan.merges[pass].run(wide ? "sort_merge/u64" : "sort_merge/u32", merge_source, plan.merge_params[pass],
-                          groups_for(merge_threads(s.rows, plan.merge_params[pass])));
+  for (auto& merge : plan.merges)
+    merge.run(wide ? "sort_merge/u64" : "sort_merge/u32", merge_source, groups_for(merge_threads(s.rows, merge.params)));
 }
 
 } // namespace torch_dml::kernels

@@ -20,15 +20,12 @@ const char* mode_name(UpsampleMode mode) {
   return "?";
 }
 
-struct Plan {
-  Launch launch;
-  wgsl::UpsampleParams params;
-  uint32_t lanes = 1;
-};
+// Elements a thread writes: a 16-bit dtype's pair shares a word.
+uint32_t lanes_of(c10::ScalarType type) { return c10::elementSize(type) == 2 ? 2 : 1; }
 
-Plan plan(runtime::DeviceContext& context, const UpsampleProblem& u) {
+LaunchPlan<wgsl::UpsampleParams> plan(runtime::DeviceContext& context, const UpsampleProblem& u) {
   const c10::ScalarType type = u.src.dtype;
-  Plan plan{Launch(context, mode_name(u.mode), type), {}};
+  LaunchPlan<wgsl::UpsampleParams> plan(context, mode_name(u.mode), type);
   Launch& launch = plan.launch;
   launch.require(type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble,
                  "a dtype other than float32, float16, bfloat16 or float64");
@@ -37,20 +34,20 @@ Plan plan(runtime::DeviceContext& context, const UpsampleProblem& u) {
                      (context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64)),
                  "float64 needs shader-f64 and shader-int64");
   launch.require(u.dst.dtype == type, "operands of different dtypes");
-  plan.lanes = c10::elementSize(type) == 2 ? 2 : 1;
+  const uint32_t lanes = lanes_of(type);
   const uint64_t in_count = u.planes * u.h.in * u.w.in, out_count = u.planes * u.h.out * u.w.out;
   const uint64_t dst_count = u.backward ? in_count : out_count, src_count = u.backward ? out_count : in_count;
   // Index arithmetic stays in u32, and the float index math is exact only below 2^23.
   launch.require_u32(in_count, "input elements");
-  launch.require_u32(out_count + plan.lanes, "output elements");
+  launch.require_u32(out_count + lanes, "output elements");
   launch.require(u.h.in < (1u << 23) && u.w.in < (1u << 23) && u.h.out < (1u << 23) && u.w.out < (1u << 23),
                  "a spatial size of 2^23 or more");
   wgsl::UpsampleParams& p = plan.params;
   p.count = static_cast<uint32_t>(dst_count);
-  p.words = static_cast<uint32_t>((dst_count + plan.lanes - 1) / plan.lanes);
+  p.words = static_cast<uint32_t>((dst_count + lanes - 1) / lanes);
   p.dst_offset = launch.bind(u.dst, dst_count);
   p.src_offset = launch.bind(u.src, src_count);
-  launch.require(p.dst_offset % plan.lanes == 0, "an output that does not start on a word");
+  launch.require(p.dst_offset % lanes == 0, "an output that does not start on a word");
   p.in_h = static_cast<uint32_t>(u.h.in);
   p.in_w = static_cast<uint32_t>(u.w.in);
   p.out_h = static_cast<uint32_t>(u.h.out);
@@ -75,31 +72,29 @@ Plan plan(runtime::DeviceContext& context, const UpsampleProblem& u) {
 } // namespace
 
 std::string upsample_unsupported_reason(runtime::DeviceContext& context, const UpsampleProblem& u) {
-  return plan(context, u).launch.reason();
+  return plan(context, u).reason();
 }
 
 void upsample(runtime::DeviceContext& context, const UpsampleProblem& u) {
-  Plan plan = kernels::plan(context, u);
   const c10::ScalarType type = u.src.dtype;
   const std::string name = std::string("upsample/") + mode_name(u.mode) + (u.backward ? "_backward/" : "/") +
       dtype_info(type)->name;
-  plan.launch.run(
-      name,
-      [&] {
-        const bool f64 = type == c10::kDouble;
-        return render(wgsl::upsample, {{"mode", std::to_string(static_cast<uint32_t>(u.mode))},
-                                       {"backward", u.backward ? "true" : "false"},
-                                       {"lanes", std::to_string(plan.lanes)},
-                                       {"real", f64 ? "f64" : "f32"},
-                                       {"element", typed_array_type(type)},
-                                       {"scale", f64 ? "bitcast<f64>((u64(hi) << 32u) | u64(lo))" : "bitcast<f32>(lo)"},
-                                       {"rounded", f64 ? "bitcast<f64>(bitcast<u64>(x) | u64(p.opaque_zero))"
-                                                       : "bitcast<f32>(bitcast<u32>(x) | p.opaque_zero)"},
-                                       {"load", typed_load(type, "source", "i")},
-                                       {"store", store_form(type, "v")},
-                                       {"workgroup_size", std::to_string(kWorkgroupSize)}});
-      },
-      plan.params, groups_for(plan.params.words));
+  const auto source = [&] {
+    const bool f64 = type == c10::kDouble;
+    return render(wgsl::upsample, {{"mode", std::to_string(static_cast<uint32_t>(u.mode))},
+                                   {"backward", u.backward ? "true" : "false"},
+                                   {"lanes", std::to_string(lanes_of(type))},
+                                   {"real", f64 ? "f64" : "f32"},
+                                   {"element", typed_array_type(type)},
+                                   {"scale", f64 ? "bitcast<f64>((u64(hi) << 32u) | u64(lo))" : "bitcast<f32>(lo)"},
+                                   {"rounded", f64 ? "bitcast<f64>(bitcast<u64>(x) | u64(p.opaque_zero))"
+                                                   : "bitcast<f32>(bitcast<u32>(x) | p.opaque_zero)"},
+                                   {"load", typed_load(type, "source", "i")},
+                                   {"store", store_form(type, "v")},
+                                   {"workgroup_size", std::to_string(kWorkgroupSize)}});
+  };
+  auto planned = plan(context, u);
+  planned.run(name, source, groups_for(planned.params.words));
 }
 
 } // namespace torch_dml::kernels

@@ -3241,7 +3241,7 @@ fn backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 )wgsl",
 nll_loss_holes, 4};
 
-inline constexpr std::string_view put_holes[] = {"index_type", "lanes_log2", "wide", "workgroup_size"};
+inline constexpr std::string_view put_holes[] = {"lanes_log2", "wide", "index_type", "workgroup_size"};
 inline constexpr Family put{"put",
 R"wgsl(// Assignment at linear positions, out.flatten()[index[i]] = src[i], for any dtype by moving bits. Where
 // positions repeat (PyTorch leaves the result undefined) a serial loop's rule holds: the last write, the
@@ -3261,6 +3261,20 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
+// ---- lib/bit_lanes.wgsl ----
+// How take.wgsl and put.wgsl address a dtype by its bits (kernels/bit_lanes.h): a 32-bit word holds
+// 1 << LANES_LOG2 elements (4-byte dtypes: 1; 2-byte: 2; 1-byte: 4); WIDE: an 8-byte element is two
+// words. Reads the family's `src` (array<u32>).
+const LANES_LOG2: u32 = {{lanes_log2}}u;
+const WIDE: bool = {{wide}};
+
+// Element `element` of a sub-word src, in the low bits of the result.
+fn src_element(element: u32) -> u32 {
+  let bits = 32u >> LANES_LOG2;
+  let lane = element & ((1u << LANES_LOG2) - 1u);
+  return extractBits(src[element >> LANES_LOG2], lane * bits, bits);
+}
+// ---- end of lib/bit_lanes.wgsl ----
 struct Params {
   count: u32,       // elements of out
   words: u32,       // output words `put` writes
@@ -3276,10 +3290,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> index: array<{{index_type}}>;
 @group(0) @binding(3) var<storage, read_write> winner: array<atomic<i32>>;
 @group(0) @binding(4) var<uniform> p: Params;
-
-// Elements per word: 1 << LANES_LOG2 (4-byte dtypes: 1; 2-byte: 2; 1-byte: 4). WIDE: 8-byte dtypes.
-const LANES_LOG2: u32 = {{lanes_log2}}u;
-const WIDE: bool = {{wide}};
 
 @compute @workgroup_size({{workgroup_size}})
 fn claim(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -3311,10 +3321,7 @@ fn put(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) g
     if (e >= p.count) { break; }
     let writer = atomicLoad(&winner[p.winner_offset + e]);
     if (writer < 0) { continue; }
-    let element = p.src_offset + u32(writer);
-    let lane = element & (lanes - 1u);
-    let value = extractBits(src[element >> LANES_LOG2], lane * bits, bits);
-    word = insertBits(word, value, j * bits, bits);
+    word = insertBits(word, src_element(p.src_offset + u32(writer)), j * bits, bits);
     changed = true;
   }
   if (changed) { out[w] = word; }
@@ -4615,7 +4622,7 @@ fn log_softmax_backward(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(
 )wgsl",
 softmax_strided_holes, 8};
 
-inline constexpr std::string_view sort_holes[] = {"capacity", "key", "workgroup_size", "src_array", "key_function", "load", "key_of_v"};
+inline constexpr std::string_view sort_holes[] = {"capacity", "key", "workgroup_size", "key_function", "load", "key_of_v", "src_array"};
 inline constexpr Family sort{"sort",
 R"wgsl(// Row sort (sort, argsort, topk): one workgroup sorts a row of up to {{capacity}} elements in workgroup
 // memory (lib/merge_rows.wgsl) and writes the permutation (the values follow by a gather); longer rows
@@ -4688,6 +4695,19 @@ fn merge_sort(lane: u32, width: u32) {
   }
 }
 // ---- end of lib/merge_rows.wgsl ----
+// ---- lib/sort_key_at.wgsl ----
+// The key of a row sort's element (sort.wgsl, sort_runs.wgsl): the order-preserving key
+// (parts/sort_key_*.wgsl) of the loaded value, inverted for a descending sort so that both sort
+// ascending. Reads the family's `src` and `p.descending`.
+{{key_function}}
+
+fn key_at(i: u32) -> {{key}} {
+  let v = {{load}};
+  let k = {{key_of_v}};
+  if (p.descending != 0u) { return ~k; }
+  return k;
+}
+// ---- end of lib/sort_key_at.wgsl ----
 struct Params {
   rows: u32,
   length: u32,      // at most {{capacity}}
@@ -4700,15 +4720,6 @@ struct Params {
 @group(0) @binding(0) var<storage, read_write> out: array<i64>;
 @group(0) @binding(1) var<storage, read_write> src: {{src_array}};
 @group(0) @binding(2) var<uniform> p: Params;
-
-{{key_function}}
-
-fn key_at(i: u32) -> {{key}} {
-  let v = {{load}};
-  let k = {{key_of_v}};
-  if (p.descending != 0u) { return ~k; }
-  return k;
-}
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
@@ -4821,7 +4832,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 sort_merge_holes, 3};
 
-inline constexpr std::string_view sort_runs_holes[] = {"capacity", "key", "workgroup_size", "src_array", "key_function", "load", "key_of_v"};
+inline constexpr std::string_view sort_runs_holes[] = {"capacity", "key", "workgroup_size", "key_function", "load", "key_of_v", "src_array"};
 inline constexpr Family sort_runs{"sort_runs",
 R"wgsl(// First step of the sort of rows longer than one workgroup holds (sort.wgsl has the keys): each
 // workgroup sorts one run of up to {{capacity}} consecutive elements of a row (lib/merge_rows.wgsl) and
@@ -4892,6 +4903,19 @@ fn merge_sort(lane: u32, width: u32) {
   }
 }
 // ---- end of lib/merge_rows.wgsl ----
+// ---- lib/sort_key_at.wgsl ----
+// The key of a row sort's element (sort.wgsl, sort_runs.wgsl): the order-preserving key
+// (parts/sort_key_*.wgsl) of the loaded value, inverted for a descending sort so that both sort
+// ascending. Reads the family's `src` and `p.descending`.
+{{key_function}}
+
+fn key_at(i: u32) -> {{key}} {
+  let v = {{load}};
+  let k = {{key_of_v}};
+  if (p.descending != 0u) { return ~k; }
+  return k;
+}
+// ---- end of lib/sort_key_at.wgsl ----
 struct Params {
   rows: u32,
   length: u32,           // the row's length
@@ -4908,15 +4932,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> positions_out: array<u32>;
 @group(0) @binding(2) var<storage, read_write> src: {{src_array}};
 @group(0) @binding(3) var<uniform> p: Params;
-
-{{key_function}}
-
-fn key_at(i: u32) -> {{key}} {
-  let v = {{load}};
-  let k = {{key_of_v}};
-  if (p.descending != 0u) { return ~k; }
-  return k;
-}
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
@@ -4943,7 +4958,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
 )wgsl",
 sort_runs_holes, 7};
 
-inline constexpr std::string_view take_holes[] = {"index_type", "lanes_log2", "wide", "workgroup_size"};
+inline constexpr std::string_view take_holes[] = {"lanes_log2", "wide", "index_type", "workgroup_size"};
 inline constexpr Family take{"take",
 R"wgsl(// Element gather: out[e] = src[index[e]] for contiguous out and src, any dtype, by moving bits. One
 // thread per output word: a word of a 1- or 2-byte dtype holds several output elements, so the thread
@@ -4960,6 +4975,20 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
+// ---- lib/bit_lanes.wgsl ----
+// How take.wgsl and put.wgsl address a dtype by its bits (kernels/bit_lanes.h): a 32-bit word holds
+// 1 << LANES_LOG2 elements (4-byte dtypes: 1; 2-byte: 2; 1-byte: 4); WIDE: an 8-byte element is two
+// words. Reads the family's `src` (array<u32>).
+const LANES_LOG2: u32 = {{lanes_log2}}u;
+const WIDE: bool = {{wide}};
+
+// Element `element` of a sub-word src, in the low bits of the result.
+fn src_element(element: u32) -> u32 {
+  let bits = 32u >> LANES_LOG2;
+  let lane = element & ((1u << LANES_LOG2) - 1u);
+  return extractBits(src[element >> LANES_LOG2], lane * bits, bits);
+}
+// ---- end of lib/bit_lanes.wgsl ----
 struct Params {
   count: u32,      // elements
   words: u32,      // output words this launch writes
@@ -4972,10 +5001,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> index: array<{{index_type}}>;
 @group(0) @binding(3) var<uniform> p: Params;
-
-// Elements per word: 1 << LANES_LOG2 (4-byte dtypes: 1; 2-byte: 2; 1-byte: 4). WIDE: 8-byte dtypes.
-const LANES_LOG2: u32 = {{lanes_log2}}u;
-const WIDE: bool = {{wide}};
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -4997,10 +5022,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   for (var j = 0u; j < lanes; j++) {
     let e = first + j;
     if (e >= p.count) { break; }
-    let element = p.src_offset + u32(index[p.index_offset + e]);
-    let lane = element & (lanes - 1u);
-    let value = extractBits(src[element >> LANES_LOG2], lane * bits, bits);
-    word = insertBits(word, value, j * bits, bits);
+    word = insertBits(word, src_element(p.src_offset + u32(index[p.index_offset + e])), j * bits, bits);
   }
   out[w] = word;
 }

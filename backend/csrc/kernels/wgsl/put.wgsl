@@ -6,6 +6,7 @@
 // `put` then writes each output word once, lane by lane as take.wgsl does, keeping the elements no
 // index names. `winner` is int32, -1 where unclaimed (filled by the caller).
 //! include lib/grid.wgsl
+//! include lib/bit_lanes.wgsl
 
 struct Params {
   count: u32,       // elements of out
@@ -22,10 +23,6 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> index: array<{{index_type}}>;
 @group(0) @binding(3) var<storage, read_write> winner: array<atomic<i32>>;
 @group(0) @binding(4) var<uniform> p: Params;
-
-// Elements per word: 1 << LANES_LOG2 (4-byte dtypes: 1; 2-byte: 2; 1-byte: 4). WIDE: 8-byte dtypes.
-const LANES_LOG2: u32 = {{lanes_log2}}u;
-const WIDE: bool = {{wide}};
 
 @compute @workgroup_size({{workgroup_size}})
 fn claim(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -57,10 +54,7 @@ fn put(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) g
     if (e >= p.count) { break; }
     let writer = atomicLoad(&winner[p.winner_offset + e]);
     if (writer < 0) { continue; }
-    let element = p.src_offset + u32(writer);
-    let lane = element & (lanes - 1u);
-    let value = extractBits(src[element >> LANES_LOG2], lane * bits, bits);
-    word = insertBits(word, value, j * bits, bits);
+    word = insertBits(word, src_element(p.src_offset + u32(writer)), j * bits, bits);
     changed = true;
   }
   if (changed) { out[w] = word; }

@@ -6,6 +6,7 @@
 // the result is the stable order, and no comparison depends on how a driver treats NaN or infinities.
 //! include lib/grid.wgsl
 //! include lib/merge_rows.wgsl
+//! include lib/sort_key_at.wgsl
 
 struct Params {
   rows: u32,
@@ -19,15 +20,6 @@ struct Params {
 @group(0) @binding(0) var<storage, read_write> out: array<i64>;
 @group(0) @binding(1) var<storage, read_write> src: {{src_array}};
 @group(0) @binding(2) var<uniform> p: Params;
-
-{{key_function}}
-
-fn key_at(i: u32) -> {{key}} {
-  let v = {{load}};
-  let k = {{key_of_v}};
-  if (p.descending != 0u) { return ~k; }
-  return k;
-}
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,

@@ -4,6 +4,7 @@
 // (all {{capacity}}, or fewer for topk) at `keep` elements per run.
 //! include lib/grid.wgsl
 //! include lib/merge_rows.wgsl
+//! include lib/sort_key_at.wgsl
 
 struct Params {
   rows: u32,
@@ -21,15 +22,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> positions_out: array<u32>;
 @group(0) @binding(2) var<storage, read_write> src: {{src_array}};
 @group(0) @binding(3) var<uniform> p: Params;
-
-{{key_function}}
-
-fn key_at(i: u32) -> {{key}} {
-  let v = {{load}};
-  let k = {{key_of_v}};
-  if (p.descending != 0u) { return ~k; }
-  return k;
-}
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,

@@ -3,6 +3,7 @@
 // assembles it lane by lane (no two threads write one word); an 8-byte element is two words. The
 // caller has checked the indices are in range (and made negative ones positive).
 //! include lib/grid.wgsl
+//! include lib/bit_lanes.wgsl
 
 struct Params {
   count: u32,      // elements
@@ -16,10 +17,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> src: array<u32>;
 @group(0) @binding(2) var<storage, read_write> index: array<{{index_type}}>;
 @group(0) @binding(3) var<uniform> p: Params;
-
-// Elements per word: 1 << LANES_LOG2 (4-byte dtypes: 1; 2-byte: 2; 1-byte: 4). WIDE: 8-byte dtypes.
-const LANES_LOG2: u32 = {{lanes_log2}}u;
-const WIDE: bool = {{wide}};
 
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -41,10 +38,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   for (var j = 0u; j < lanes; j++) {
     let e = first + j;
     if (e >= p.count) { break; }
-    let element = p.src_offset + u32(index[p.index_offset + e]);
-    let lane = element & (lanes - 1u);
-    let value = extractBits(src[element >> LANES_LOG2], lane * bits, bits);
-    word = insertBits(word, value, j * bits, bits);
+    word = insertBits(word, src_element(p.src_offset + u32(index[p.index_offset + e])), j * bits, bits);
   }
   out[w] = word;
 }
