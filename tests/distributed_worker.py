@@ -2,7 +2,8 @@
 
 Everything a group needs to show runs in one launch (starting torch twice per test would take most of the
 suite's time on a two-core runner): the collectives, DDP training, then the other ways of naming the
-backend. Results go to ``DIR/rank<RANK>.pt`` for the test process to check.
+backend. ``distributed_sharded_worker.py`` does the same for DTensor and FSDP2. Results go to
+``DIR/rank<RANK>.pt`` for the test process to check.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import torch
 import torch.distributed as dist
 import torch_dml
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel
 
 TIMEOUT = timedelta(seconds=60)
@@ -51,30 +51,6 @@ def train_ddp(rank: int, world: int, hook: bool) -> list[torch.Tensor]:
     rows = slice(rank * share, (rank + 1) * share)
     train(ddp, inputs[rows].to("dml"), targets[rows].to("dml"))
     return [p.detach().cpu() for p in model.parameters()]
-
-
-def train_fsdp2(rank: int, world: int) -> list[torch.Tensor] | str:
-    """Each Linear and the whole model sharded with ``fully_shard``; the parameters gathered back with
-    ``all_gather_into_tensor`` (``DTensor.full_tensor()`` takes the functional collectives' C++ path,
-    which a Python process group cannot serve)."""
-    if not hasattr(torch.dml, "Stream"):
-        return "FSDP2 needs torch.dml.Stream, Event, current_stream and stream (the CUDA-style stream API)"
-    model, inputs, targets = model_and_batch()
-    model = model.to("dml")
-    for layer in model:
-        if isinstance(layer, torch.nn.Linear):
-            fully_shard(layer)
-    fully_shard(model)
-    share = len(inputs) // world
-    rows = slice(rank * share, (rank + 1) * share)
-    train(model, inputs[rows].to("dml"), targets[rows].to("dml"))
-    gathered = []
-    for parameter in model.parameters():
-        local = parameter.to_local().contiguous()  # model_and_batch's shapes shard evenly: no padding
-        whole = torch.empty((local.shape[0] * world, *local.shape[1:]), device="dml")
-        dist.all_gather_into_tensor(whole, local)
-        gathered.append(whole.cpu())
-    return gathered
 
 
 def on_dml(values: torch.Tensor) -> torch.Tensor:
@@ -182,6 +158,16 @@ def collectives(rank: int, world: int) -> dict[str, Any]:
     dist.all_gather_object(objects, {"rank": rank})
     out["all_gather_object"] = objects
 
+    if rank == 0:  # StagedProcessGroup is no plain ProcessGroup: PyTorch issues these one by one
+        requests = dist.batch_isend_irecv([dist.P2POp(dist.isend, on_dml(base * 5), 1)])
+    else:
+        received = torch.empty(6, device="dml")
+        requests = dist.batch_isend_irecv([dist.P2POp(dist.irecv, received, 0)])
+    for request in requests:
+        request.wait()
+    if rank == 1:
+        out["batch_isend_irecv_from_0"] = received.cpu()
+
     dist.barrier()
     return out
 
@@ -211,7 +197,6 @@ def main(rank: int, world: int, directory: Path) -> None:
     results.update(collectives(rank, world))
     results["ddp"] = train_ddp(rank, world, hook=False)
     results["ddp_python_hook"] = train_ddp(rank, world, hook=True)
-    results["fsdp2"] = train_fsdp2(rank, world)
     dist.destroy_process_group()
     results.update(other_backend_names(rank, world, directory))
     torch.save(results, directory / f"rank{rank}.pt")

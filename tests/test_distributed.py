@@ -1,7 +1,9 @@
-"""torch.distributed on dml: the ``dmlccl`` backend's collectives and DDP, across two real processes.
+"""torch.distributed on dml: the ``dmlccl`` backend's collectives, DDP, the functional collectives, DTensor
+and FSDP2, across two real processes.
 
-The two processes (tests/distributed_worker.py) start once for the module; each test checks one part of
-what they recorded. A process that fails or outlives the deadline takes the other one down with it, so a
+Two groups of two processes start once each for the module (tests/distributed_worker.py: collectives and
+DDP; tests/distributed_sharded_worker.py: functional collectives, DTensor, FSDP2); each test checks one
+part of what they recorded. A process that fails or outlives the deadline takes the other one down with it, so a
 broken collective fails the suite instead of hanging it.
 """
 
@@ -18,11 +20,14 @@ from typing import Any
 import pytest
 import torch
 import torch.distributed as dist
+from distributed_sharded_worker import block_and_batch
 from distributed_worker import model_and_batch, train
 
 WORLD = 2
 DEADLINE_S = 150
 WORKER = Path(__file__).with_name("distributed_worker.py")
+SHARDED_WORKER = Path(__file__).with_name("distributed_sharded_worker.py")
+ROOT = Path(__file__).parents[1]
 
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="this torch was built without torch.distributed")
 
@@ -35,8 +40,11 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
         process.wait(timeout=30)
 
 
-def _run_group(directory: Path) -> list[dict[str, Any]]:
-    environment = dict(os.environ, TORCH_DML_FALLBACK_WARN="0", PYTHONWARNINGS="ignore::FutureWarning")
+def _run_group(directory: Path, worker: Path) -> list[dict[str, Any]]:
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # for benchmarks.zoo
+    environment = dict(
+        os.environ, TORCH_DML_FALLBACK_WARN="0", PYTHONWARNINGS="ignore::FutureWarning", PYTHONPATH=path
+    )
     logs = [directory / f"rank{rank}.log" for rank in range(WORLD)]
     processes = []
     try:
@@ -44,7 +52,7 @@ def _run_group(directory: Path) -> list[dict[str, Any]]:
             with logs[rank].open("wb") as log:
                 processes.append(
                     subprocess.Popen(
-                        [sys.executable, str(WORKER), str(rank), str(WORLD), str(directory)],
+                        [sys.executable, str(worker), str(rank), str(WORLD), str(directory)],
                         stdout=log,
                         stderr=subprocess.STDOUT,
                         env=environment,
@@ -66,7 +74,12 @@ def _run_group(directory: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    return _run_group(tmp_path_factory.mktemp("distributed"))
+    return _run_group(tmp_path_factory.mktemp("distributed"), WORKER)
+
+
+@pytest.fixture(scope="module")
+def sharded(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    return _run_group(tmp_path_factory.mktemp("distributed_sharded"), SHARDED_WORKER)
 
 
 def _inputs(rank: int) -> torch.Tensor:
@@ -82,16 +95,17 @@ def test_backend_is_registered_for_the_dml_device():
     assert set(dist.Backend.backend_capability["dmlccl"]) == {"dml", "cpu"}
 
 
-def _one_process_with_the_whole_batch() -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    model, inputs, targets = model_and_batch()
+def _one_process_with_the_whole_batch(build: Any = model_and_batch) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    model, inputs, targets = build()
     reference = copy.deepcopy(model).to("dml")
     train(reference, inputs.to("dml"), targets.to("dml"))
     return [p.detach().cpu() for p in reference.parameters()], [p.detach() for p in model.parameters()]
 
 
-def _assert_trained_like_one_process(ranks: list[dict[str, Any]], key: str) -> None:
-    expected, untrained = _one_process_with_the_whole_batch()
+def _assert_trained_like_one_process(ranks: list[dict[str, Any]], key: str, build: Any = model_and_batch) -> None:
+    expected, untrained = _one_process_with_the_whole_batch(build)
     for result in ranks:
+        assert len(result[key]) == len(expected)
         for actual, want, before in zip(result[key], expected, untrained, strict=True):
             assert not torch.equal(actual, before)
             torch.testing.assert_close(actual, want, rtol=1e-5, atol=1e-6)
@@ -102,10 +116,14 @@ def test_ddp_two_processes_train_to_the_parameters_of_one_with_the_whole_batch(r
     _assert_trained_like_one_process(ranks, key)
 
 
-def test_fsdp2_two_processes_train_to_the_parameters_of_one_with_the_whole_batch(ranks):
-    if isinstance(ranks[0]["fsdp2"], str):
-        pytest.skip(ranks[0]["fsdp2"])
-    _assert_trained_like_one_process(ranks, "fsdp2")
+@pytest.mark.parametrize("key", ["fsdp2_mlp_reshard", "fsdp2_mlp_no_reshard"])
+def test_fsdp2_two_processes_train_to_the_parameters_of_one_with_the_whole_batch(sharded, key):
+    """``reshard_after_forward`` True and False; the parameters gathered by ``full_tensor()``."""
+    _assert_trained_like_one_process(sharded, key)
+
+
+def test_fsdp2_trains_the_model_zoo_gpt_block_like_one_process(sharded):
+    _assert_trained_like_one_process(sharded, "fsdp2_gpt_block", block_and_batch)
 
 
 @pytest.mark.parametrize(
@@ -179,3 +197,60 @@ def test_other_ways_of_naming_the_backend(ranks, label):
         torch.testing.assert_close(result[label]["dml"], torch.full((4,), 3.0))
         torch.testing.assert_close(result[label]["cpu"], torch.full((4,), 3.0))
     assert ranks[0]["backend"] == "dmlccl"
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("all_gather_into_tensor", torch.cat([_inputs(0), _inputs(1)])),
+        ("all_reduce", SUM),
+        ("broadcast", _inputs(1)),
+        ("funcol_all_gather_tensor", torch.cat([_inputs(0).reshape(2, 3), _inputs(1).reshape(2, 3)], dim=1)),
+    ],
+)
+def test_functional_collective_gives_the_same_result_on_every_rank(sharded, key, expected):
+    """The ``_c10d_functional`` ops, which reach the group from C++; read after ``wait_tensor``."""
+    for result in sharded:
+        torch.testing.assert_close(result[key], expected, rtol=0, atol=0)
+
+
+def test_functional_collectives_coalesced_and_scattering(sharded):
+    gathered = torch.cat([_inputs(0), _inputs(1)])
+    for rank, result in enumerate(sharded):
+        part = slice(3 * rank, 3 * rank + 3)
+        torch.testing.assert_close(result["reduce_scatter_tensor"], SUM[part])
+        torch.testing.assert_close(result["reduce_scatter_tensor_avg"], SUM[part] / 2)
+        torch.testing.assert_close(
+            result["all_gather_into_tensor_coalesced"],
+            [gathered, (gathered * 2).to(torch.int32), torch.cat([_inputs(0)[:2], _inputs(1)[:2]])],
+        )
+        torch.testing.assert_close(result["reduce_scatter_tensor_coalesced"], [SUM[part], SUM[part] * 2])
+
+
+def test_coalescing_manager_gathers_and_scatters_in_one_collective(sharded):
+    for rank, result in enumerate(sharded):
+        torch.testing.assert_close(
+            result["coalescing_manager_all_gather"],
+            [torch.cat([_inputs(0), _inputs(1)]), torch.cat([_inputs(0)[:2], _inputs(1)[:2]])],
+        )
+        torch.testing.assert_close(
+            result["coalescing_manager_reduce_scatter"], [SUM[3 * rank : 3 * rank + 3], SUM[rank : rank + 1]]
+        )
+        message = result["coalesced_wrong_size_error"]
+        assert "all_gather_into_tensor" in message and "(5,)" in message and "(6,)" in message
+
+
+def test_dtensor_on_a_dml_device_mesh(sharded):
+    """distribute_tensor scatters rank 0's data (each rank starts from its own); full_tensor() and each
+    redistribution give every rank its part of it."""
+    whole = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    for rank, result in enumerate(sharded):
+        assert result["mesh_device_type"] == "dml" and result["shard0_device"] == "dml"
+        torch.testing.assert_close(result["shard0_local"], whole.chunk(WORLD)[rank], rtol=0, atol=0)
+        for key in ("shard0_full_tensor", "shard0_to_replicate"):
+            torch.testing.assert_close(result[key], whole, rtol=0, atol=0)
+        for key in ("shard0_to_shard1", "replicate_to_shard1"):
+            torch.testing.assert_close(result[key], whole.chunk(WORLD, dim=1)[rank], rtol=0, atol=0)
+        torch.testing.assert_close(result["partial_to_replicate"], torch.full((2, 3), 3.0))
+        torch.testing.assert_close(result["uneven_full_tensor"], torch.arange(15.0).reshape(5, 3), rtol=0, atol=0)
+        torch.testing.assert_close(result["matmul_full_tensor"], whole @ whole.t())

@@ -121,6 +121,11 @@ class StagedProcessGroup(dist.ProcessGroup):
         for ``wait()``."""
         if not pairs and not divide:
             return work
+        return _create_work_from_future(self._staged_future(work, pairs, result, divide))
+
+    def _staged_future(
+        self, work: Work, pairs: _Pairs, result: list[torch.Tensor], divide: list[torch.Tensor] | None
+    ) -> torch.futures.Future[list[torch.Tensor]]:
         size = self.size()
 
         def copy_back(future: torch.futures.Future[list[torch.Tensor]]) -> list[torch.Tensor]:
@@ -131,7 +136,7 @@ class StagedProcessGroup(dist.ProcessGroup):
                 device_tensor.copy_(host)
             return result
 
-        return _create_work_from_future(_future_of(work).then(copy_back))
+        return _future_of(work).then(copy_back)
 
     def _all_reduced(self, name: str, tensors: list[torch.Tensor], opts: Any, fresh_opts: Any) -> Work:
         """allreduce and allreduce_coalesced: every tensor staged both ways, AVG run as a sum."""
@@ -206,6 +211,53 @@ class StagedProcessGroup(dist.ProcessGroup):
 
     _reduce_scatter_base = reduce_scatter_single
 
+    def allgather_coalesced(
+        self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: AllgatherOptions
+    ) -> Work:
+        pairs: _Pairs = []
+        host_inputs = [_to_host(t, pairs, read=True, written=False) for t in inputs]
+        host_outputs = [[_to_host(t, pairs, read=False, written=True) for t in row] for row in outputs]
+        flat = [t for row in outputs for t in row]
+        return self._finish(self._gloo.allgather_coalesced(host_outputs, host_inputs, opts), pairs, flat)
+
+    def all_gather_single_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: AllgatherOptions
+    ) -> Work:
+        """What the functional ``all_gather_into_tensor`` (DTensor's Shard -> Replicate) and
+        ``_coalescing_manager`` reach: per dtype, one Gloo all-gather of the inputs packed end to end, each
+        output then taking its columns of the ``(world, packed)`` result."""
+        _check_coalesced("all_gather_into_tensor", outputs, inputs, self.size(), gathers=True)
+        futures = []
+        for indices in _by_dtype(inputs):
+            host_input = _packed_on_host([inputs[i].reshape(-1) for i in indices], dim=0)
+            host_output = torch.empty((self.size(), host_input.numel()), dtype=host_input.dtype)
+            pairs = _column_pairs([outputs[i] for i in indices], host_output)
+            work = self._gloo._allgather_base(host_output.view(-1), host_input, opts)
+            futures.append(self._staged_future(work, pairs, [], None))
+        return _joined(futures, outputs)
+
+    allgather_into_tensor_coalesced = all_gather_single_coalesced
+
+    def reduce_scatter_single_coalesced(
+        self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: ReduceScatterOptions
+    ) -> Work:
+        """The functional ``reduce_scatter_tensor`` and ``_coalescing_manager``'s: per dtype, the inputs'
+        rank-major chunks laid side by side as ``(world, packed)`` and reduce-scattered by Gloo once."""
+        _check_coalesced("reduce_scatter_tensor", outputs, inputs, self.size(), gathers=False)
+        average = _average_as_sum(opts.reduceOp, outputs, "reduce_scatter_tensor")
+        if average:
+            opts = _with_sum(opts, ReduceScatterOptions())
+        futures = []
+        for indices in _by_dtype(inputs):
+            host_input = _packed_on_host([inputs[i].reshape(self.size(), -1) for i in indices], dim=1)
+            host_output = torch.empty(host_input.shape[1], dtype=host_input.dtype)
+            pairs = _column_pairs([outputs[i] for i in indices], host_output.view(1, -1))
+            work = self._gloo._reduce_scatter_base(host_output, host_input.view(-1), opts)
+            futures.append(self._staged_future(work, pairs, [], [host_output] if average else None))
+        return _joined(futures, outputs)
+
+    reduce_scatter_tensor_coalesced = reduce_scatter_single_coalesced
+
     def gather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: GatherOptions) -> Work:
         pairs: _Pairs = []
         host_inputs = [_to_host(t, pairs, read=True, written=False) for t in inputs]
@@ -258,6 +310,72 @@ def _with_sum(opts, fresh):  # type: ignore[no-untyped-def] -- the c10d options 
     return fresh
 
 
+def _check_coalesced(
+    what: str, outputs: list[torch.Tensor], inputs: list[torch.Tensor], size: int, *, gathers: bool
+) -> None:
+    if len(outputs) != len(inputs):
+        raise ValueError(f"torch_dml {BACKEND_NAME}: {what} (coalesced) got {len(outputs)} outputs for "
+                         f"{len(inputs)} inputs")
+    for output, input in zip(outputs, inputs, strict=True):
+        small, large = (input, output) if gathers else (output, input)
+        if large.numel() != small.numel() * size or output.dtype != input.dtype:
+            raise ValueError(
+                f"torch_dml {BACKEND_NAME}: {what} (coalesced) needs each output to hold "
+                f"{'world size times' if gathers else '1 / world size of'} its input's elements, in its "
+                f"dtype; got output {tuple(output.shape)} {output.dtype} for input {tuple(input.shape)} "
+                f"{input.dtype} with world size {size}"
+            )
+        if not output.is_contiguous():
+            raise ValueError(f"torch_dml {BACKEND_NAME}: {what} (coalesced) needs contiguous outputs; "
+                             "pass a contiguous tensor and copy it into the view afterwards")
+
+
+def _by_dtype(tensors: Sequence[torch.Tensor]) -> list[list[int]]:
+    """Indices of ``tensors`` grouped by dtype, in first-seen order: one packed collective per group."""
+    groups: dict[torch.dtype, list[int]] = {}
+    for index, tensor in enumerate(tensors):
+        groups.setdefault(tensor.dtype, []).append(index)
+    return list(groups.values())
+
+
+def _packed_on_host(parts: list[torch.Tensor], dim: int) -> torch.Tensor:
+    """``parts`` joined along ``dim`` on their device when they share one (a single read back), then on the
+    CPU, contiguous."""
+    if len(parts) == 1:
+        joined = parts[0]
+    elif len({part.device for part in parts}) == 1:
+        joined = torch.cat(parts, dim=dim)
+    else:
+        joined = torch.cat([part.cpu() for part in parts], dim=dim)
+    return joined.detach().to("cpu", memory_format=torch.contiguous_format)
+
+
+def _column_pairs(outputs: list[torch.Tensor], host: torch.Tensor) -> _Pairs:
+    """Each output (contiguous, rank-major) viewed as ``(rows, n)``, paired with its ``n`` columns of the
+    ``(rows, packed)`` host result."""
+    pairs: _Pairs = []
+    offset = 0
+    rows = host.shape[0]
+    for output in outputs:
+        width = output.numel() // rows
+        pairs.append((output.view(rows, width), host[:, offset : offset + width]))
+        offset += width
+    return pairs
+
+
+def _joined(futures: list[torch.futures.Future[list[torch.Tensor]]], result: list[torch.Tensor]) -> Work:
+    """One Work for several staged collectives, done when all of them (copies back included) are."""
+    if len(futures) == 1:
+        return _create_work_from_future(futures[0].then(lambda _: result))
+
+    def finished(done: torch.futures.Future[list[torch.futures.Future[list[torch.Tensor]]]]) -> list[torch.Tensor]:
+        for future in done.value():
+            future.value()  # raises the first collective's error, if any
+        return result
+
+    return _create_work_from_future(torch.futures.collect_all(futures).then(finished))
+
+
 def _refuse_device_tensors(name: str) -> Callable[..., Work]:
     """A collective with no staged version: CPU tensors still reach Gloo through PyTorch's own dispatch,
     dml ones get an error that says what to use instead (instead of c10d's "No backend type")."""
@@ -286,15 +404,8 @@ def _tensors_in(values: Sequence[Any]) -> list[torch.Tensor]:
     return found
 
 
-for _name in (
-    "alltoall",
-    "allgather_coalesced",
-    "all_gather_single_coalesced",
-    "allgather_into_tensor_coalesced",
-    "reduce_scatter_single_coalesced",
-    "reduce_scatter_tensor_coalesced",
-):
-    setattr(StagedProcessGroup, _name, _refuse_device_tensors(_name))
+# Gloo has no list all-to-all to stage through.
+StagedProcessGroup.alltoall = _refuse_device_tensors("alltoall")  # type: ignore[method-assign]
 
 
 def _create(store: Store, rank: int, size: int, timeout: timedelta) -> StagedProcessGroup:

@@ -1,0 +1,145 @@
+"""One process of the two that tests/test_distributed.py starts for sharded training:
+``python distributed_sharded_worker.py RANK WORLD DIR``.
+
+The functional collectives (what DTensor and ``torch.compile`` call, from C++), DTensor on a dml
+DeviceMesh, and FSDP2 (``fully_shard``) training, in one launch like distributed_worker.py's. Results go to
+``DIR/rank<RANK>.pt``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as funcol
+import torch_dml
+from distributed_worker import TIMEOUT, model_and_batch, on_dml, train
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
+
+from benchmarks.zoo import TransformerBlock  # the repository root is on the path: tests/test_distributed.py
+
+BLOCK_DIM = 32
+
+
+def block_and_batch() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    """The model zoo's GPT block (causal attention, LayerNorm, GELU MLP) and a batch of 4 sequences."""
+    generator = torch.Generator().manual_seed(1)
+    torch.manual_seed(1)
+    block = TransformerBlock(BLOCK_DIM, 4, causal=True)
+    inputs = torch.randn(4, 8, BLOCK_DIM, generator=generator)
+    targets = torch.randn(4, 8, BLOCK_DIM, generator=generator)
+    return block, inputs, targets
+
+
+def functional_collectives(rank: int, world: int) -> dict[str, Any]:
+    """The ``_c10d_functional`` ops straight, each result read after ``wait_tensor`` (which must have
+    waited for the copy back to the device), and ``_coalescing_manager``'s coalesced collectives."""
+    out: dict[str, Any] = {}
+    ops = torch.ops._c10d_functional
+    name = dist.group.WORLD.group_name
+    base = on_dml(torch.arange(6, dtype=torch.float32) + 10 * rank)
+
+    out["all_gather_into_tensor"] = ops.wait_tensor(ops.all_gather_into_tensor(base, world, name)).cpu()
+    out["reduce_scatter_tensor"] = ops.wait_tensor(ops.reduce_scatter_tensor(base, "sum", world, name)).cpu()
+    out["reduce_scatter_tensor_avg"] = ops.wait_tensor(ops.reduce_scatter_tensor(base, "avg", world, name)).cpu()
+    out["all_reduce"] = ops.wait_tensor(ops.all_reduce(base, "sum", name)).cpu()
+    out["broadcast"] = ops.wait_tensor(ops.broadcast(base, 1, name)).cpu()
+    mixed = [base, (base * 2).to(torch.int32), base[:2]]  # two dtypes: two packed collectives
+    out["all_gather_into_tensor_coalesced"] = [
+        ops.wait_tensor(t).cpu() for t in ops.all_gather_into_tensor_coalesced(mixed, world, name)
+    ]
+    out["reduce_scatter_tensor_coalesced"] = [
+        ops.wait_tensor(t).cpu() for t in ops.reduce_scatter_tensor_coalesced([base, base * 2], "sum", world, name)
+    ]
+    out["funcol_all_gather_tensor"] = funcol.all_gather_tensor(base.reshape(2, 3), 1, dist.group.WORLD).cpu()
+
+    gathered, gathered_pair = torch.empty(12, device="dml"), torch.empty(4, device="dml")
+    with dist._coalescing_manager(async_ops=True) as manager:
+        dist.all_gather_into_tensor(gathered, base)
+        dist.all_gather_into_tensor(gathered_pair, base[:2])
+    manager.wait()
+    out["coalescing_manager_all_gather"] = [gathered.cpu(), gathered_pair.cpu()]
+
+    pieces, pair = torch.empty(3, device="dml"), torch.empty(1, device="dml")
+    with dist._coalescing_manager():
+        dist.reduce_scatter_tensor(pieces, base)
+        dist.reduce_scatter_tensor(pair, base[:2])
+    out["coalescing_manager_reduce_scatter"] = [pieces.cpu(), pair.cpu()]
+
+    try:  # every rank makes the same mistake, so none is left waiting
+        with dist._coalescing_manager():
+            dist.all_gather_into_tensor(torch.empty(5, device="dml"), base)
+    except ValueError as error:
+        out["coalesced_wrong_size_error"] = str(error)
+    return out
+
+
+def dtensors(rank: int, world: int) -> dict[str, Any]:
+    """DTensor on ``init_device_mesh("dml", ...)``. Each rank starts from different data: distribute_tensor
+    must take rank 0's."""
+    out: dict[str, Any] = {}
+    mesh = init_device_mesh("dml", (world,))
+    out["mesh_device_type"] = mesh.device_type
+    whole = on_dml(torch.arange(24, dtype=torch.float32).reshape(4, 6) + 100 * rank)
+
+    rows = distribute_tensor(whole, mesh, [Shard(0)])
+    out["shard0_local"] = rows.to_local().cpu()
+    out["shard0_device"] = rows.to_local().device.type
+    out["shard0_full_tensor"] = rows.full_tensor().cpu()
+    out["shard0_to_replicate"] = rows.redistribute(mesh, [Replicate()]).to_local().cpu()
+    out["shard0_to_shard1"] = rows.redistribute(mesh, [Shard(1)]).to_local().cpu()
+    replicated = distribute_tensor(whole, mesh, [Replicate()])
+    out["replicate_to_shard1"] = replicated.redistribute(mesh, [Shard(1)]).to_local().cpu()
+    partial = DTensor.from_local(on_dml(torch.full((2, 3), float(rank + 1))), mesh, [Partial()])
+    out["partial_to_replicate"] = partial.redistribute(mesh, [Replicate()]).to_local().cpu()
+    uneven = distribute_tensor(on_dml(torch.arange(15.0).reshape(5, 3) + 100 * rank), mesh, [Shard(0)])
+    out["uneven_full_tensor"] = uneven.full_tensor().cpu()
+    out["matmul_full_tensor"] = (rows @ distribute_tensor(whole.t(), mesh, [Replicate()])).full_tensor().cpu()
+    return out
+
+
+def train_fsdp2(
+    mesh: DeviceMesh, build: Any, wrapped: tuple[str, ...], rank: int, world: int, reshard_after_forward: bool
+) -> list[torch.Tensor]:
+    """``build()``'s model sharded with ``fully_shard`` (each submodule named in ``wrapped``, then the
+    root), trained on this rank's share of the batch; the parameters come back whole by ``full_tensor()``."""
+    model, inputs, targets = build()
+    model = model.to("dml")
+    for name in wrapped:
+        fully_shard(model.get_submodule(name), mesh=mesh, reshard_after_forward=reshard_after_forward)
+    fully_shard(model, mesh=mesh, reshard_after_forward=reshard_after_forward)
+    share = len(inputs) // world
+    rows = slice(rank * share, (rank + 1) * share)
+    train(model, inputs[rows].to("dml"), targets[rows].to("dml"))
+    return [parameter.full_tensor().cpu() for parameter in model.parameters()]
+
+
+def fsdp2(rank: int, world: int) -> dict[str, Any]:
+    mesh = init_device_mesh("dml", (world,))
+    return {
+        "fsdp2_mlp_reshard": train_fsdp2(mesh, model_and_batch, ("0", "2"), rank, world, True),
+        "fsdp2_mlp_no_reshard": train_fsdp2(mesh, model_and_batch, ("0", "2"), rank, world, False),
+        "fsdp2_gpt_block": train_fsdp2(mesh, block_and_batch, ("attention", "mlp"), rank, world, True),
+    }
+
+
+def main(rank: int, world: int, directory: Path) -> None:
+    assert torch_dml.is_available()
+    dist.init_process_group(
+        "dmlccl", init_method=f"file://{directory / 'dmlccl'}", rank=rank, world_size=world, timeout=TIMEOUT
+    )
+    results: dict[str, Any] = {}
+    results.update(functional_collectives(rank, world))
+    results.update(dtensors(rank, world))
+    results.update(fsdp2(rank, world))
+    dist.destroy_process_group()
+    torch.save(results, directory / f"rank{rank}.pt")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3]))
