@@ -79,6 +79,36 @@ def functional_collectives(rank: int, world: int) -> dict[str, Any]:
     return out
 
 
+def c10d_ops(rank: int, world: int) -> dict[str, Any]:
+    """``torch.ops.c10d.*`` called straight (as C++ callers of the methods PyTorch's trampoline does not
+    forward do): the dispatcher's PrivateUse1 kernels must find the staged group."""
+    out: dict[str, Any] = {}
+    ops, group = torch.ops.c10d, dist.group.WORLD.boxed()
+    base = on_dml(torch.arange(6, dtype=torch.float32) + 10 * rank)
+    total = torch.classes.c10d.ReduceOp()  # SUM; a boxed ReduceOp cannot be given another op from Python
+
+    gathered = torch.empty(6 * world, device="dml")
+    ops._allgather_base_(gathered, base, group, True, -1)[1].wait()
+    out["c10d_allgather_base"] = gathered.cpu()
+    pieces = torch.empty(3, device="dml")
+    ops._reduce_scatter_base_(pieces, base, group, total, True, -1)[1].wait()
+    out["c10d_reduce_scatter_base"] = pieces.cpu()
+    gathered_pair = torch.empty(4, device="dml")
+    ops.allgather_into_tensor_coalesced_([gathered, gathered_pair], [base * 2, base[:2]], group, True).wait()
+    out["c10d_allgather_into_tensor_coalesced"] = [gathered.cpu(), gathered_pair.cpu()]
+    pair = torch.empty(1, device="dml")
+    ops.reduce_scatter_tensor_coalesced_([pieces, pair], [base, base[:2]], group, total, True, -1).wait()
+    out["c10d_reduce_scatter_tensor_coalesced"] = [pieces.cpu(), pair.cpu()]
+    summed = base.clone()
+    ops.allreduce_([summed], group, total, None, True, -1)[1].wait()
+    out["c10d_allreduce"] = summed.cpu()
+    targets = [[torch.empty(6, device="dml") for _ in range(world)]] if rank == 0 else []
+    ops.gather_(targets, [base], group, 0, True, -1).wait()  # not forwarded by the trampoline
+    out["c10d_gather"] = [t.cpu() for t in targets[0]] if targets else None
+    ops.barrier(torch.empty(0, device="dml"), group, [], True, -1).wait()
+    return out
+
+
 def dtensors(rank: int, world: int) -> dict[str, Any]:
     """DTensor on ``init_device_mesh("dml", ...)``. Each rank starts from different data: distribute_tensor
     must take rank 0's."""
@@ -135,6 +165,7 @@ def main(rank: int, world: int, directory: Path) -> None:
     )
     results: dict[str, Any] = {}
     results.update(functional_collectives(rank, world))
+    results.update(c10d_ops(rank, world))
     results.update(dtensors(rank, world))
     results.update(fsdp2(rank, world))
     dist.destroy_process_group()

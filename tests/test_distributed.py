@@ -254,3 +254,32 @@ def test_dtensor_on_a_dml_device_mesh(sharded):
         torch.testing.assert_close(result["partial_to_replicate"], torch.full((2, 3), 3.0))
         torch.testing.assert_close(result["uneven_full_tensor"], torch.arange(15.0).reshape(5, 3), rtol=0, atol=0)
         torch.testing.assert_close(result["matmul_full_tensor"], whole @ whole.t())
+
+
+def test_c10d_ops_called_directly_reach_the_staged_group(sharded):
+    """``torch.ops.c10d.*`` (what C++ callers of the methods PyTorch does not forward to Python reach):
+    PyTorch's own PrivateUse1 kernels fail there with "No backend type associated with device type dml"."""
+    gathered = torch.cat([_inputs(0), _inputs(1)])
+    for rank, result in enumerate(sharded):
+        part = slice(3 * rank, 3 * rank + 3)
+        torch.testing.assert_close(result["c10d_allgather_base"], gathered)
+        torch.testing.assert_close(result["c10d_reduce_scatter_base"], SUM[part])
+        torch.testing.assert_close(
+            result["c10d_allgather_into_tensor_coalesced"],
+            [gathered * 2, torch.cat([_inputs(0)[:2], _inputs(1)[:2]])],
+        )
+        torch.testing.assert_close(
+            result["c10d_reduce_scatter_tensor_coalesced"], [SUM[part], SUM[rank : rank + 1]]
+        )
+        torch.testing.assert_close(result["c10d_allreduce"], SUM)
+    torch.testing.assert_close(sharded[0]["c10d_gather"], [_inputs(0), _inputs(1)])
+    assert sharded[1]["c10d_gather"] is None
+
+
+def test_replacing_the_c10d_kernels_warns_nothing_at_import():
+    completed = subprocess.run(
+        [sys.executable, "-W", "always", "-c", "import torch_dml.distributed"],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "Overriding" not in completed.stderr

@@ -48,6 +48,8 @@ from torch._C._distributed_c10d import (
     _create_work_from_future,
 )
 
+from torch_dml import _distributed_kernels
+
 BACKEND_NAME = "dmlccl"
 DEVICE_TYPE = "dml"
 
@@ -418,3 +420,4 @@ def register() -> None:
     if BACKEND_NAME.upper() in dist.Backend._plugins:
         return
     dist.Backend.register_backend(BACKEND_NAME, _create, devices=[DEVICE_TYPE, "cpu"])
+    _distributed_kernels.register()

@@ -1,0 +1,193 @@
+"""PrivateUse1 kernels for the ``c10d`` collective ops, so C++ callers reach the ``dmlccl`` group too.
+
+``torch.distributed`` from Python calls a group's methods directly, and C++ callers of the methods PyTorch's
+``ProcessGroup`` trampoline forwards to Python (all-reduce, broadcast, the single-tensor and coalesced
+all-gather / reduce-scatter that the functional collectives use...) reach ``StagedProcessGroup`` that way.
+The other methods (gather, scatter, reduce, the list all-to-all and all-gather-coalesced) and anyone
+calling ``torch.ops.c10d.*`` go through the dispatcher instead, whose PrivateUse1 kernels (Ops.cpp) ask the
+group for the C++ ``Backend`` it holds for the device: a Python group has none for dml, so they fail with
+"No backend type associated with device type dml". These kernels replace those: a dmlccl group gets the
+staged collective; any other group gets what PyTorch's kernel did, its dml backend's method.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch._C._distributed_c10d import (
+    AllgatherOptions,
+    AllreduceCoalescedOptions,
+    AllreduceOptions,
+    AllToAllOptions,
+    BarrierOptions,
+    BroadcastOptions,
+    GatherOptions,
+    ReduceOptions,
+    ReduceScatterOptions,
+    ScatterOptions,
+)
+
+_library: torch.library.Library | None = None
+
+
+def _options(kind: type, *, async_op: bool | None = None, timeout: int = -1, reduce_op: Any = None,
+             **fields: Any) -> Any:
+    """A c10d options object from an op's boxed arguments (``timeout`` in milliseconds, -1 for the
+    group's own; ``reduce_op`` the boxed ``ReduceOp``)."""
+    options = kind()
+    if async_op is not None:
+        options.asyncOp = async_op
+    if timeout >= 0:
+        options.timeout = timedelta(milliseconds=timeout)
+    if reduce_op is not None:
+        # The boxed ReduceOp shows only its type; PREMUL_SUM's factor does not cross, and Gloo has no
+        # PREMUL_SUM anyway.
+        op = dist.ReduceOp.RedOpType(reduce_op.op())
+        if op == dist.ReduceOp.PREMUL_SUM:
+            raise NotImplementedError("torch_dml dmlccl: ReduceOp.PREMUL_SUM is not supported on dml tensors")
+        options.reduceOp = op
+    for name, value in fields.items():
+        setattr(options, name, value)
+    return options
+
+
+def _call(boxed_group: Any, method: str, *args: Any) -> Any:
+    """``method`` of the group's collective: the dmlccl group's own (staged), else the dml backend's, as
+    PyTorch's kernel would."""
+    from torch_dml.distributed import StagedProcessGroup
+
+    group = dist.ProcessGroup.unbox(boxed_group)
+    target = group if isinstance(group, StagedProcessGroup) else group._get_backend(torch.device("dml"))
+    return getattr(target, method)(*args).boxed()
+
+
+def _send(tensors, group, dst, tag):  # type: ignore[no-untyped-def] -- the op schemas type these
+    return _call(group, "send", tensors, dst, tag)
+
+
+def _recv(tensors, group, src, tag):  # type: ignore[no-untyped-def]
+    return _call(group, "recv", tensors, src, tag)
+
+
+def _reduce(tensors, group, reduce_op, root_rank, root_tensor, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(ReduceOptions, timeout=timeout, reduce_op=reduce_op, rootRank=root_rank,
+                       rootTensor=root_tensor)
+    return _call(group, "reduce", tensors, options)
+
+
+def _broadcast(tensors, group, root_rank, root_tensor, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(BroadcastOptions, async_op=async_op, timeout=timeout, rootRank=root_rank,
+                       rootTensor=root_tensor)
+    return tensors, _call(group, "broadcast", tensors, options)
+
+
+def _allreduce(tensors, group, reduce_op, sparse_indices=None, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    if sparse_indices is not None:
+        raise NotImplementedError("torch_dml dmlccl: sparse all_reduce is not supported on dml tensors")
+    options = _options(AllreduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    return tensors, _call(group, "allreduce", tensors, options)
+
+
+def _allreduce_coalesced(tensors, group, reduce_op, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(AllreduceCoalescedOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    return _call(group, "allreduce_coalesced", tensors, options)
+
+
+def _allgather(outputs, inputs, group, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(AllgatherOptions, async_op=async_op, timeout=timeout)
+    return outputs, _call(group, "allgather", outputs, inputs, options)
+
+
+def _allgather_base(output, input, group, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(AllgatherOptions, async_op=async_op, timeout=timeout)
+    return output, _call(group, "_allgather_base", output, input, options)
+
+
+def _allgather_coalesced(outputs, inputs, group, async_op=True):  # type: ignore[no-untyped-def]
+    return _call(group, "allgather_coalesced", outputs, inputs, _options(AllgatherOptions, async_op=async_op))
+
+
+def _allgather_into_tensor_coalesced(outputs, inputs, group, async_op=True):  # type: ignore[no-untyped-def]
+    options = _options(AllgatherOptions, async_op=async_op)
+    return _call(group, "allgather_into_tensor_coalesced", outputs, inputs, options)
+
+
+def _reduce_scatter(outputs, inputs, group, reduce_op, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    return outputs, _call(group, "reduce_scatter", outputs, inputs, options)
+
+
+def _reduce_scatter_base(output, input, group, reduce_op, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    return output, _call(group, "_reduce_scatter_base", output, input, options)
+
+
+def _reduce_scatter_tensor_coalesced(outputs, inputs, group, reduce_op, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    return _call(group, "reduce_scatter_tensor_coalesced", outputs, inputs, options)
+
+
+def _gather(outputs, inputs, group, root_rank, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(GatherOptions, async_op=async_op, timeout=timeout, rootRank=root_rank)
+    return _call(group, "gather", outputs, inputs, options)
+
+
+def _scatter(outputs, inputs, group, root_rank, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(ScatterOptions, async_op=async_op, timeout=timeout, rootRank=root_rank)
+    return outputs, _call(group, "scatter", outputs, inputs, options)
+
+
+def _alltoall(outputs, inputs, group, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(AllToAllOptions, async_op=async_op, timeout=timeout)
+    return outputs, _call(group, "alltoall", outputs, inputs, options)
+
+
+def _alltoall_base(output, input, group, output_splits, input_splits, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(AllToAllOptions, async_op=async_op, timeout=timeout)
+    return _call(group, "alltoall_base", output, input, output_splits, input_splits, options)
+
+
+def _barrier(tensor, group, device_ids, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+    options = _options(BarrierOptions, async_op=async_op, timeout=timeout, device_ids=list(device_ids))
+    return _call(group, "barrier", options)
+
+
+KERNELS: dict[str, Callable[..., Any]] = {
+    "send": _send,
+    "recv_": _recv,
+    "reduce_": _reduce,
+    "broadcast_": _broadcast,
+    "allreduce_": _allreduce,
+    "allreduce_coalesced_": _allreduce_coalesced,
+    "allgather_": _allgather,
+    "_allgather_base_": _allgather_base,
+    "allgather_coalesced_": _allgather_coalesced,
+    "allgather_into_tensor_coalesced_": _allgather_into_tensor_coalesced,
+    "reduce_scatter_": _reduce_scatter,
+    "_reduce_scatter_base_": _reduce_scatter_base,
+    "reduce_scatter_tensor_coalesced_": _reduce_scatter_tensor_coalesced,
+    "gather_": _gather,
+    "scatter_": _scatter,
+    "alltoall_": _alltoall,
+    "alltoall_base_": _alltoall_base,
+    "barrier": _barrier,
+}
+
+
+def register() -> None:
+    """Puts ``KERNELS`` in place of PyTorch's PrivateUse1 kernels for the c10d ops (once per process)."""
+    global _library
+    if _library is not None:
+        return
+    library = torch.library.Library("c10d", "IMPL")
+    with warnings.catch_warnings():
+        # Replacing a kernel is the point here; PyTorch warns about it once per process.
+        warnings.filterwarnings("ignore", message="Warning only once for all operators")
+        for name, kernel in KERNELS.items():
+            library.impl(name, kernel, "PrivateUse1")
+    _library = library
