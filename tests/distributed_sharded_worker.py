@@ -105,6 +105,10 @@ def c10d_ops(rank: int, world: int) -> dict[str, Any]:
     targets = [[torch.empty(6, device="dml") for _ in range(world)]] if rank == 0 else []
     ops.gather_(targets, [base], group, 0, True, -1).wait()  # not forwarded by the trampoline
     out["c10d_gather"] = [t.cpu() for t in targets[0]] if targets else None
+    try:
+        ops.alltoall_([torch.empty(3, device="dml")] * world, [base[:3], base[3:].int()], group, True, -1)
+    except ValueError as error:
+        out["c10d_alltoall_mixed_dtypes_error"] = str(error)
     ops.barrier(torch.empty(0, device="dml"), group, [], True, -1).wait()
     return out
 

@@ -26,7 +26,7 @@ for those two. docs/distributed.md says the same for users.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -289,6 +289,25 @@ class StagedProcessGroup(dist.ProcessGroup):
 
     alltoall_base = all_to_all_single
 
+    def alltoall(self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: AllToAllOptions) -> Work:
+        """Gloo has no list all-to-all; the lists packed end to end make one ``all_to_all_single`` with
+        each tensor's element count as its split."""
+        tensors = [*outputs, *inputs]
+        if len({t.dtype for t in tensors}) > 1:
+            raise ValueError(
+                f"torch_dml {BACKEND_NAME}: all_to_all needs one dtype for every tensor, got "
+                f"{sorted({str(t.dtype) for t in tensors})}; convert them, or call all_to_all_single per dtype"
+            )
+        if not all(t.is_contiguous() for t in outputs):
+            raise ValueError(f"torch_dml {BACKEND_NAME}: all_to_all needs contiguous output tensors")
+        host_input = _packed_on_host([t.reshape(-1) for t in inputs], dim=0)
+        host_output = torch.empty(sum(t.numel() for t in outputs), dtype=host_input.dtype)
+        pairs = _column_pairs(outputs, host_output.view(1, -1))
+        work = self._gloo.alltoall_base(
+            host_output, host_input, [t.numel() for t in outputs], [t.numel() for t in inputs], opts
+        )
+        return self._finish(work, pairs, outputs)
+
     def barrier(self, opts: BarrierOptions) -> Work:
         return self._gloo.barrier(opts)
 
@@ -376,38 +395,6 @@ def _joined(futures: list[torch.futures.Future[list[torch.Tensor]]], result: lis
         return result
 
     return _create_work_from_future(torch.futures.collect_all(futures).then(finished))
-
-
-def _refuse_device_tensors(name: str) -> Callable[..., Work]:
-    """A collective with no staged version: CPU tensors still reach Gloo through PyTorch's own dispatch,
-    dml ones get an error that says what to use instead (instead of c10d's "No backend type")."""
-
-    def collective(self: StagedProcessGroup, *args: Any) -> Work:
-        tensors = [t for t in _tensors_in(args) if t.device.type != "cpu"]
-        if tensors:
-            raise NotImplementedError(
-                f"torch_dml {BACKEND_NAME}: {name} is not supported on {tensors[0].device.type} tensors; "
-                "call the single-tensor collectives (all_to_all_single, all_gather_into_tensor, "
-                "reduce_scatter_tensor) once per tensor, or pass CPU tensors."
-            )
-        return getattr(dist.ProcessGroup, name)(self, *args)
-
-    collective.__name__ = name
-    return collective
-
-
-def _tensors_in(values: Sequence[Any]) -> list[torch.Tensor]:
-    found = []
-    for value in values:
-        if isinstance(value, torch.Tensor):
-            found.append(value)
-        elif isinstance(value, list | tuple):
-            found.extend(_tensors_in(value))
-    return found
-
-
-# Gloo has no list all-to-all to stage through.
-StagedProcessGroup.alltoall = _refuse_device_tensors("alltoall")  # type: ignore[method-assign]
 
 
 def _create(store: Store, rank: int, size: int, timeout: timedelta) -> StagedProcessGroup:
