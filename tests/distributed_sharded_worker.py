@@ -79,6 +79,16 @@ def functional_collectives(rank: int, world: int) -> dict[str, Any]:
     return out
 
 
+def compiled_collectives(rank: int) -> torch.Tensor:
+    """Functional collectives inside a ``torch.compile``d function: the graph calls the same ops."""
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        summed = funcol.all_reduce(x * 2, "sum", dist.group.WORLD)
+        return funcol.all_gather_tensor(summed + 1, 0, dist.group.WORLD) * 3
+
+    return torch.compile(step)(on_dml(torch.arange(4, dtype=torch.float32) + 10 * rank)).cpu()
+
+
 def c10d_ops(rank: int, world: int) -> dict[str, Any]:
     """``torch.ops.c10d.*`` called straight (as C++ callers of the methods PyTorch's trampoline does not
     forward do): the dispatcher's PrivateUse1 kernels must find the staged group."""
@@ -170,6 +180,7 @@ def main(rank: int, world: int, directory: Path) -> None:
     results: dict[str, Any] = {}
     results.update(functional_collectives(rank, world))
     results.update(c10d_ops(rank, world))
+    results["compiled"] = compiled_collectives(rank)
     results.update(dtensors(rank, world))
     results.update(fsdp2(rank, world))
     dist.destroy_process_group()

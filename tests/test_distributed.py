@@ -214,6 +214,13 @@ def test_functional_collective_gives_the_same_result_on_every_rank(sharded, key,
         torch.testing.assert_close(result[key], expected, rtol=0, atol=0)
 
 
+def test_functional_collectives_in_a_compiled_function(sharded):
+    x = [torch.arange(4, dtype=torch.float32) + 10 * rank for rank in range(WORLD)]
+    expected = (torch.cat([2 * (x[0] + x[1])] * WORLD) + 1) * 3
+    for result in sharded:
+        torch.testing.assert_close(result["compiled"], expected)
+
+
 def test_functional_collectives_coalesced_and_scattering(sharded):
     gathered = torch.cat([_inputs(0), _inputs(1)])
     for rank, result in enumerate(sharded):

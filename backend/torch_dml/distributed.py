@@ -15,12 +15,29 @@ PyTorch lets only a C++ ``c10d::Backend`` be registered per device; a Python one
 is the Work it is meant to return). So this group answers for every device of the tensors it is given.
 A direct device-to-device path can later take a collective's place here without a change in user code.
 
+How each caller reaches it:
+
+- Python (``dist.all_reduce``, ``dist.all_gather_into_tensor``, ``_coalescing_manager``, DDP's and
+  FSDP2's Python code): the group's methods, called directly.
+- C++ callers of the methods PyTorch's ``ProcessGroup`` trampoline forwards to Python (the allreduce,
+  broadcast, allgather, reduce-scatter, all-to-all-single and send/recv families, and the coalesced
+  ``all_gather_single_coalesced`` / ``reduce_scatter_single_coalesced``): these methods too. The
+  functional collectives (``torch.ops._c10d_functional.*``: DTensor's ``full_tensor()`` and
+  ``redistribute``, FSDP2's DTensor parameters, ``torch.compile``d collectives) issue even a single
+  all-gather or reduce-scatter as the coalesced form, so those two are implemented here (one Gloo call per
+  dtype on the packed tensors); ``wait_tensor`` waits on the returned Work, which completes after the copy
+  back.
+- ``torch.ops.c10d.*`` and C++ callers of the methods the trampoline does not forward (gather, scatter,
+  reduce, the list all-to-all and all-gather-coalesced): the dispatcher's PrivateUse1 kernels, which
+  PyTorch writes as "the group's C++ backend for this device" and so fail for a Python group;
+  ``_distributed_kernels`` replaces them with kernels that call this group's methods.
+
 Limits: ``backend="gloo"`` alone cannot reach dml tensors (PyTorch maps it to ``cpu`` and ``cuda`` only
 and gives Gloo itself every device it names); ``ReduceOp.AVG`` is a sum then a division (Gloo has no
-average), ``PREMUL_SUM`` is Gloo's to refuse; list all-to-all and the coalesced collectives are refused on
-dml tensors; C++ callers of ``all_gather_single`` / ``reduce_scatter_single`` (the functional collectives:
-``DTensor.full_tensor()``, ``torch.compile``) bypass this class, which PyTorch's trampoline does not expose
-for those two. docs/distributed.md says the same for users.
+average), ``PREMUL_SUM`` is Gloo's to refuse (the boxed ``ReduceOp`` the c10d ops take does not carry its
+factor, so the kernels refuse it too); ``recv`` from any source and sparse all-reduce are not staged;
+every collective costs a device-to-host and a host-to-device copy. docs/distributed.md says the same for
+users.
 """
 
 from __future__ import annotations
