@@ -293,3 +293,25 @@ def test_replacing_the_c10d_kernels_warns_nothing_at_import():
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "Overriding" not in completed.stderr
+
+
+def test_c10d_ops_of_another_group_go_to_its_dml_backend():
+    """A plain ProcessGroup whose dml backend is Gloo: the replaced kernels hand the op to that backend, as
+    PyTorch's did, and Gloo's own refusal of a dml tensor comes back."""
+    script = """
+import torch, torch.distributed as dist, torch_dml
+store = dist.HashStore()
+group = dist.ProcessGroup(store, 0, 1)
+gloo = dist.ProcessGroupGloo(store, 0, 1)
+group._register_backend(torch.device("dml"), dist.ProcessGroup.BackendType.GLOO, gloo)
+x = torch.ones(2, device="dml")
+try:
+    torch.ops.c10d._allgather_base_(torch.empty(2, device="dml"), x, group.boxed(), True, -1)
+except Exception as error:
+    print(type(error).__name__, error)
+"""
+    completed = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "No backend type" not in completed.stdout and "Gloo" in completed.stdout, completed.stdout

@@ -62,8 +62,15 @@ def _call(boxed_group: Any, method: str, *args: Any) -> Any:
     from torch_dml.distributed import StagedProcessGroup
 
     group = dist.ProcessGroup.unbox(boxed_group)
-    target = group if isinstance(group, StagedProcessGroup) else group._get_backend(torch.device("dml"))
-    return getattr(target, method)(*args).boxed()
+    if isinstance(group, StagedProcessGroup):
+        return getattr(group, method)(*args).boxed()
+    backend = group._get_backend(torch.device("dml"))  # raises PyTorch's "No backend type" where none
+    if not hasattr(backend, method):
+        raise NotImplementedError(
+            f"torch_dml: the {type(backend).__name__} backend of this process group offers no {method} "
+            "to Python for dml tensors; use a dmlccl group (init_process_group('dmlccl'))"
+        )
+    return getattr(backend, method)(*args).boxed()
 
 
 def _send(tensors, group, dst, tag):  # type: ignore[no-untyped-def] -- the op schemas type these
