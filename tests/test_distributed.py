@@ -315,3 +315,22 @@ except Exception as error:
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "No backend type" not in completed.stdout and "Gloo" in completed.stdout, completed.stdout
+
+
+def test_a_failed_staged_collective_raises_from_wait():
+    """A Gloo failure must not leave ``wait()`` (and ``wait_tensor``) returning over an unwritten output."""
+    from torch_dml.distributed import StagedWork, _joined
+
+    failing: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future()
+    work = _joined([failing.then(lambda done: done.value())], [])
+    failing.set_exception(RuntimeError("gloo timed out"))
+    with pytest.raises(RuntimeError, match="gloo timed out"):
+        work.wait()
+    with pytest.raises(RuntimeError, match="gloo timed out"):
+        work.get_future().value()
+
+    done: torch.futures.Future[list[torch.Tensor]] = torch.futures.Future()
+    work = StagedWork(done)
+    assert not work.is_completed()
+    done.set_result([torch.ones(1)])
+    assert work.wait() and work.is_completed()

@@ -30,6 +30,7 @@ from torch._C._distributed_c10d import (
     ReduceOptions,
     ReduceScatterOptions,
     ScatterOptions,
+    _create_work_from_future,
 )
 
 _library: torch.library.Library | None = None
@@ -59,11 +60,17 @@ def _options(kind: type, *, async_op: bool | None = None, timeout: int = -1, red
 def _call(boxed_group: Any, method: str, *args: Any) -> Any:
     """``method`` of the group's collective: the dmlccl group's own (staged), else the dml backend's, as
     PyTorch's kernel would."""
-    from torch_dml.distributed import StagedProcessGroup
+    from torch_dml.distributed import StagedProcessGroup, StagedWork
 
     group = dist.ProcessGroup.unbox(boxed_group)
     if isinstance(group, StagedProcessGroup):
-        return getattr(group, method)(*args).boxed()
+        work = getattr(group, method)(*args)
+        if isinstance(work, StagedWork):
+            # Boxing a Python Work keeps only its C++ half, whose wait() would never return once the Python
+            # object is gone: hand over a C++ Work on the same future (its wait() does not raise a failed
+            # collective's error; get_future().wait() does).
+            return _create_work_from_future(work.get_future()).boxed()
+        return work.boxed()
     backend = group._get_backend(torch.device("dml"))  # raises PyTorch's "No backend type" where none
     if not hasattr(backend, method):
         raise NotImplementedError(

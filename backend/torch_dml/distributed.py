@@ -8,11 +8,12 @@ Gloo refuses PrivateUse1 tensors, and WebGPU has no way to share device memory b
 collective copies its dml operands to the CPU (once, whole: a DDP bucket stays one tensor), runs Gloo's
 collective on an internal Gloo group over the same store, rank and size, and copies the results back when
 Gloo finishes. CPU operands go to Gloo untouched. The returned ``Work`` is asynchronous like Gloo's:
-``wait()`` and ``get_future()`` (which DDP's comm hooks chain on) complete after the copy back.
+``wait()`` and ``get_future()`` (which DDP's comm hooks chain on) complete after the copy back, and
+``wait()`` raises the error of a collective that failed.
 
 PyTorch lets only a C++ ``c10d::Backend`` be registered per device; a Python one has to be a whole
-``ProcessGroup`` (``Backend.register_backend``'s creator may return one, and ``_create_work_from_future``
-is the Work it is meant to return). So this group answers for every device of the tensors it is given.
+``ProcessGroup`` (``Backend.register_backend``'s creator may return one) whose methods return Python
+``Work`` objects. So this group answers for every device of the tensors it is given.
 A direct device-to-device path can later take a collective's place here without a change in user code.
 
 How each caller reaches it:
@@ -35,7 +36,9 @@ How each caller reaches it:
 Limits: ``backend="gloo"`` alone cannot reach dml tensors (PyTorch maps it to ``cpu`` and ``cuda`` only
 and gives Gloo itself every device it names); ``ReduceOp.AVG`` is a sum then a division (Gloo has no
 average), ``PREMUL_SUM`` is Gloo's to refuse (the boxed ``ReduceOp`` the c10d ops take does not carry its
-factor, so the kernels refuse it too); ``recv`` from any source and sparse all-reduce are not staged;
+factor, so the kernels refuse it too); the Work a ``torch.ops.c10d`` op returns raises a failed
+collective's error from ``get_future().wait()`` only (``_distributed_kernels`` says why); ``recv`` from any
+source and sparse all-reduce are not staged;
 every collective costs a device-to-host and a host-to-device copy. docs/distributed.md says the same for
 users.
 """
@@ -62,7 +65,6 @@ from torch._C._distributed_c10d import (
     ScatterOptions,
     Store,
     Work,
-    _create_work_from_future,
 )
 
 from torch_dml import _distributed_kernels
@@ -120,6 +122,28 @@ def _future_of(work: Work) -> torch.futures.Future[list[torch.Tensor]]:
     return future
 
 
+class StagedWork(Work):
+    """The Work of a staged collective: done when its future (Gloo's collective, then the copies back) is.
+    ``_create_work_from_future``'s Work would do, but its ``wait()`` returns normally when the future
+    failed, and a failed all-gather would leave its output unwritten without a word; this one raises the
+    error, for Python callers and C++ ones (``wait_tensor``) alike. ``timeout`` is Gloo's to enforce: the
+    inner collective fails at the group's timeout, and this future with it."""
+
+    def __init__(self, future: torch.futures.Future[list[torch.Tensor]]) -> None:
+        super().__init__()
+        self._future = future
+
+    def wait(self, timeout: timedelta | None = None) -> bool:
+        self._future.wait()
+        return True
+
+    def get_future(self) -> torch.futures.Future[list[torch.Tensor]]:
+        return self._future
+
+    def is_completed(self) -> bool:
+        return self._future.done()
+
+
 class StagedProcessGroup(dist.ProcessGroup):
     """A process group whose collectives take dml tensors by way of host copies and an inner Gloo group."""
 
@@ -140,7 +164,7 @@ class StagedProcessGroup(dist.ProcessGroup):
         for ``wait()``."""
         if not pairs and not divide:
             return work
-        return _create_work_from_future(self._staged_future(work, pairs, result, divide))
+        return StagedWork(self._staged_future(work, pairs, result, divide))
 
     def _staged_future(
         self, work: Work, pairs: _Pairs, result: list[torch.Tensor], divide: list[torch.Tensor] | None
@@ -402,16 +426,15 @@ def _column_pairs(outputs: list[torch.Tensor], host: torch.Tensor) -> _Pairs:
 
 
 def _joined(futures: list[torch.futures.Future[list[torch.Tensor]]], result: list[torch.Tensor]) -> Work:
-    """One Work for several staged collectives, done when all of them (copies back included) are."""
-    if len(futures) == 1:
-        return _create_work_from_future(futures[0].then(lambda _: result))
+    """One Work for several staged collectives, done when all of them (copies back included) are; it fails
+    with the first one's error."""
 
     def finished(done: torch.futures.Future[list[torch.futures.Future[list[torch.Tensor]]]]) -> list[torch.Tensor]:
         for future in done.value():
             future.value()  # raises the first collective's error, if any
         return result
 
-    return _create_work_from_future(torch.futures.collect_all(futures).then(finished))
+    return StagedWork(torch.futures.collect_all(futures).then(finished))
 
 
 def _create(store: Store, rank: int, size: int, timeout: timedelta) -> StagedProcessGroup:
