@@ -145,6 +145,13 @@ def collectives(rank: int, world: int) -> dict[str, Any]:
         dist.recv(received, src=0)
         out["recv_from_0"] = received.cpu()
 
+    if rank == 0:
+        dist.send(on_dml(base * 4), dst=1)
+    else:
+        received = torch.empty(6, device="dml")
+        out["recv_any_source_sender"] = dist.recv(received)  # no src: Gloo's receive from any source
+        out["recv_any_source"] = received.cpu()
+
     received_parts = [torch.empty(3, device="dml") for _ in range(world)]
     dist.all_to_all(received_parts, list(on_dml(base).chunk(world)))
     out["all_to_all"] = [t.cpu() for t in received_parts]

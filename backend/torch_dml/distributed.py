@@ -37,8 +37,8 @@ Limits: ``backend="gloo"`` alone cannot reach dml tensors (PyTorch maps it to ``
 and gives Gloo itself every device it names); ``ReduceOp.AVG`` is a sum then a division (Gloo has no
 average), ``PREMUL_SUM`` is Gloo's to refuse (the boxed ``ReduceOp`` the c10d ops take does not carry its
 factor, so the kernels refuse it too); the Work a ``torch.ops.c10d`` op returns raises a failed
-collective's error from ``get_future().wait()`` only (``_distributed_kernels`` says why); ``recv`` from any
-source and sparse all-reduce are not staged;
+collective's error from ``get_future().wait()`` only (``_distributed_kernels`` says why); sparse all-reduce
+is not staged;
 every collective costs a device-to-host and a host-to-device copy. docs/distributed.md says the same for
 users.
 """
@@ -132,6 +132,7 @@ class StagedWork(Work):
     def __init__(self, future: torch.futures.Future[list[torch.Tensor]]) -> None:
         super().__init__()
         self._future = future
+        self.sender: Work | None = None  # Gloo's receive from any source, which knows its sender
 
     def wait(self, timeout: timedelta | None = None) -> bool:
         self._future.wait()
@@ -142,6 +143,12 @@ class StagedWork(Work):
 
     def is_completed(self) -> bool:
         return self._future.done()
+
+    def _source_rank(self) -> int:
+        if self.sender is None:
+            raise RuntimeError(f"torch_dml {BACKEND_NAME}: only a receive from any source has a source rank")
+        self.wait()
+        return self.sender._source_rank()
 
 
 class StagedProcessGroup(dist.ProcessGroup):
@@ -361,6 +368,15 @@ class StagedProcessGroup(dist.ProcessGroup):
         pairs: _Pairs = []
         hosts = [_to_host(t, pairs, read=False, written=True) for t in tensors]
         return self._finish(self._gloo.recv(hosts, src, tag), pairs, tensors)
+
+    def recv_anysource(self, tensors: list[torch.Tensor], tag: int) -> Work:
+        pairs: _Pairs = []
+        hosts = [_to_host(t, pairs, read=False, written=True) for t in tensors]
+        received = self._gloo.recv_anysource(hosts, tag)
+        work = self._finish(received, pairs, tensors)
+        if isinstance(work, StagedWork):
+            work.sender = received  # dist.recv asks the Work which rank sent
+        return work
 
 
 def _with_sum(opts, fresh):  # type: ignore[no-untyped-def] -- the c10d options types share these fields
