@@ -165,10 +165,14 @@ def train_fsdp2(
 
 def fsdp2(rank: int, world: int) -> dict[str, Any]:
     mesh = init_device_mesh("dml", (world,))
+    # HSDP's 2-D mesh: its dimensions are sub-groups, each a further dmlccl group.
+    hybrid = init_device_mesh("dml", (1, world), mesh_dim_names=("replicate", "shard"))
     return {
         "fsdp2_mlp_reshard": train_fsdp2(mesh, model_and_batch, ("0", "2"), rank, world, True),
         "fsdp2_mlp_no_reshard": train_fsdp2(mesh, model_and_batch, ("0", "2"), rank, world, False),
+        "fsdp2_mlp_hsdp": train_fsdp2(hybrid, model_and_batch, ("0", "2"), rank, world, True),
         "fsdp2_gpt_block": train_fsdp2(mesh, block_and_batch, ("attention", "mlp"), rank, world, True),
+        "sub_group_backend": hybrid["shard"].get_group()._get_backend_name(),
     }
 
 

@@ -116,10 +116,13 @@ def test_ddp_two_processes_train_to_the_parameters_of_one_with_the_whole_batch(r
     _assert_trained_like_one_process(ranks, key)
 
 
-@pytest.mark.parametrize("key", ["fsdp2_mlp_reshard", "fsdp2_mlp_no_reshard"])
+@pytest.mark.parametrize("key", ["fsdp2_mlp_reshard", "fsdp2_mlp_no_reshard", "fsdp2_mlp_hsdp"])
 def test_fsdp2_two_processes_train_to_the_parameters_of_one_with_the_whole_batch(sharded, key):
-    """``reshard_after_forward`` True and False; the parameters gathered by ``full_tensor()``."""
+    """``reshard_after_forward`` True and False, and HSDP on a (1, 2) mesh; the parameters gathered by
+    ``full_tensor()``."""
     _assert_trained_like_one_process(sharded, key)
+    if key == "fsdp2_mlp_hsdp":
+        assert all(result["sub_group_backend"] == "dmlccl" for result in sharded)
 
 
 def test_fsdp2_trains_the_model_zoo_gpt_block_like_one_process(sharded):
