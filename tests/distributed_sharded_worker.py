@@ -119,6 +119,12 @@ def c10d_ops(rank: int, world: int) -> dict[str, Any]:
         ops.alltoall_([torch.empty(3, device="dml")] * world, [base[:3], base[3:].int()], group, True, -1)
     except ValueError as error:
         out["c10d_alltoall_mixed_dtypes_error"] = str(error)
+    if rank == 0:
+        ops.send([base * 6], group, 1, 0).wait()
+    else:
+        received = torch.empty(6, device="dml")
+        ops.recv_any_source_([received], group, 0).wait()
+        out["c10d_recv_any_source"] = received.cpu()
     ops.barrier(torch.empty(0, device="dml"), group, [], True, -1).wait()
     return out
 

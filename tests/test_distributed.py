@@ -284,6 +284,7 @@ def test_c10d_ops_called_directly_reach_the_staged_group(sharded):
         torch.testing.assert_close(result["c10d_allreduce"], SUM)
     torch.testing.assert_close(sharded[0]["c10d_gather"], [_inputs(0), _inputs(1)])
     assert sharded[1]["c10d_gather"] is None
+    torch.testing.assert_close(sharded[1]["c10d_recv_any_source"], _inputs(0) * 6)
     for result in sharded:  # dist.all_to_all checks dtypes itself; the op does not
         message = result["c10d_alltoall_mixed_dtypes_error"]
         assert "all_to_all" in message and "torch.int32" in message and "all_to_all_single" in message

@@ -88,8 +88,12 @@ def _recv(tensors, group, src, tag):  # type: ignore[no-untyped-def]
     return _call(group, "recv", tensors, src, tag)
 
 
+def _recv_any_source(tensors, group, tag):  # type: ignore[no-untyped-def]
+    return _call(group, "recv_anysource", tensors, tag)
+
+
 def _reduce(tensors, group, reduce_op, root_rank, root_tensor, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
-    options = _options(ReduceOptions, timeout=timeout, reduce_op=reduce_op, rootRank=root_rank,
+    options = _options(ReduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op, rootRank=root_rank,
                        rootTensor=root_tensor)
     return _call(group, "reduce", tensors, options)
 
@@ -174,6 +178,7 @@ def _barrier(tensor, group, device_ids, async_op=True, timeout=-1):  # type: ign
 KERNELS: dict[str, Callable[..., Any]] = {
     "send": _send,
     "recv_": _recv,
+    "recv_any_source_": _recv_any_source,
     "reduce_": _reduce,
     "broadcast_": _broadcast,
     "allreduce_": _allreduce,
