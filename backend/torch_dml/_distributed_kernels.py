@@ -57,7 +57,7 @@ def _options(kind: type, *, async_op: bool | None = None, timeout: int = -1, red
     return options
 
 
-def _call(boxed_group: Any, method: str, *args: Any) -> Any:
+def _call(boxed_group: torch.ScriptObject, method: str, *args: Any) -> torch.ScriptObject:
     """``method`` of the group's collective: the dmlccl group's own (staged), else the dml backend's, as
     PyTorch's kernel would."""
     from torch_dml.distributed import StagedProcessGroup, StagedWork
@@ -80,97 +80,118 @@ def _call(boxed_group: Any, method: str, *args: Any) -> Any:
     return getattr(backend, method)(*args).boxed()
 
 
-def _send(tensors, group, dst, tag):  # type: ignore[no-untyped-def] -- the op schemas type these
+_Tensors = list[torch.Tensor]
+_Rows = list[list[torch.Tensor]]
+_Boxed = torch.ScriptObject  # a ProcessGroup, ReduceOp or Work as the dispatcher passes it
+
+
+def _send(tensors: _Tensors, group: _Boxed, dst: int, tag: int) -> _Boxed:
     return _call(group, "send", tensors, dst, tag)
 
 
-def _recv(tensors, group, src, tag):  # type: ignore[no-untyped-def]
+def _recv(tensors: _Tensors, group: _Boxed, src: int, tag: int) -> _Boxed:
     return _call(group, "recv", tensors, src, tag)
 
 
-def _recv_any_source(tensors, group, tag):  # type: ignore[no-untyped-def]
+def _recv_any_source(tensors: _Tensors, group: _Boxed, tag: int) -> _Boxed:
     return _call(group, "recv_anysource", tensors, tag)
 
 
-def _reduce(tensors, group, reduce_op, root_rank, root_tensor, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
-    options = _options(ReduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op, rootRank=root_rank,
-                       rootTensor=root_tensor)
+def _reduce(tensors: _Tensors, group: _Boxed, reduce_op: _Boxed, root_rank: int, root_tensor: int,
+            async_op: bool = True, timeout: int = -1) -> _Boxed:
+    options = _options(ReduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op,
+                       rootRank=root_rank, rootTensor=root_tensor)
     return _call(group, "reduce", tensors, options)
 
 
-def _broadcast(tensors, group, root_rank, root_tensor, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _broadcast(tensors: _Tensors, group: _Boxed, root_rank: int, root_tensor: int, async_op: bool = True,
+               timeout: int = -1) -> tuple[_Tensors, _Boxed]:
     options = _options(BroadcastOptions, async_op=async_op, timeout=timeout, rootRank=root_rank,
                        rootTensor=root_tensor)
     return tensors, _call(group, "broadcast", tensors, options)
 
 
-def _allreduce(tensors, group, reduce_op, sparse_indices=None, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _allreduce(tensors: _Tensors, group: _Boxed, reduce_op: _Boxed,
+               sparse_indices: torch.Tensor | None = None, async_op: bool = True,
+               timeout: int = -1) -> tuple[_Tensors, _Boxed]:
     if sparse_indices is not None:
         raise NotImplementedError("torch_dml dmlccl: sparse all_reduce is not supported on dml tensors")
     options = _options(AllreduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return tensors, _call(group, "allreduce", tensors, options)
 
 
-def _allreduce_coalesced(tensors, group, reduce_op, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _allreduce_coalesced(tensors: _Tensors, group: _Boxed, reduce_op: _Boxed, async_op: bool = True,
+                         timeout: int = -1) -> _Boxed:
     options = _options(AllreduceCoalescedOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return _call(group, "allreduce_coalesced", tensors, options)
 
 
-def _allgather(outputs, inputs, group, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _allgather(outputs: _Rows, inputs: _Tensors, group: _Boxed, async_op: bool = True,
+               timeout: int = -1) -> tuple[_Rows, _Boxed]:
     options = _options(AllgatherOptions, async_op=async_op, timeout=timeout)
     return outputs, _call(group, "allgather", outputs, inputs, options)
 
 
-def _allgather_base(output, input, group, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _allgather_base(output: torch.Tensor, input: torch.Tensor, group: _Boxed, async_op: bool = True,
+                    timeout: int = -1) -> tuple[torch.Tensor, _Boxed]:
     options = _options(AllgatherOptions, async_op=async_op, timeout=timeout)
     return output, _call(group, "_allgather_base", output, input, options)
 
 
-def _allgather_coalesced(outputs, inputs, group, async_op=True):  # type: ignore[no-untyped-def]
+def _allgather_coalesced(outputs: _Rows, inputs: _Tensors, group: _Boxed, async_op: bool = True) -> _Boxed:
     return _call(group, "allgather_coalesced", outputs, inputs, _options(AllgatherOptions, async_op=async_op))
 
 
-def _allgather_into_tensor_coalesced(outputs, inputs, group, async_op=True):  # type: ignore[no-untyped-def]
+def _allgather_into_tensor_coalesced(outputs: _Tensors, inputs: _Tensors, group: _Boxed,
+                                     async_op: bool = True) -> _Boxed:
     options = _options(AllgatherOptions, async_op=async_op)
     return _call(group, "allgather_into_tensor_coalesced", outputs, inputs, options)
 
 
-def _reduce_scatter(outputs, inputs, group, reduce_op, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _reduce_scatter(outputs: _Tensors, inputs: _Rows, group: _Boxed, reduce_op: _Boxed, async_op: bool = True,
+                    timeout: int = -1) -> tuple[_Tensors, _Boxed]:
     options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return outputs, _call(group, "reduce_scatter", outputs, inputs, options)
 
 
-def _reduce_scatter_base(output, input, group, reduce_op, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _reduce_scatter_base(output: torch.Tensor, input: torch.Tensor, group: _Boxed, reduce_op: _Boxed,
+                         async_op: bool = True, timeout: int = -1) -> tuple[torch.Tensor, _Boxed]:
     options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return output, _call(group, "_reduce_scatter_base", output, input, options)
 
 
-def _reduce_scatter_tensor_coalesced(outputs, inputs, group, reduce_op, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _reduce_scatter_tensor_coalesced(outputs: _Tensors, inputs: _Tensors, group: _Boxed, reduce_op: _Boxed,
+                                     async_op: bool = True, timeout: int = -1) -> _Boxed:
     options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return _call(group, "reduce_scatter_tensor_coalesced", outputs, inputs, options)
 
 
-def _gather(outputs, inputs, group, root_rank, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _gather(outputs: _Rows, inputs: _Tensors, group: _Boxed, root_rank: int, async_op: bool = True,
+            timeout: int = -1) -> _Boxed:
     options = _options(GatherOptions, async_op=async_op, timeout=timeout, rootRank=root_rank)
     return _call(group, "gather", outputs, inputs, options)
 
 
-def _scatter(outputs, inputs, group, root_rank, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _scatter(outputs: _Tensors, inputs: _Rows, group: _Boxed, root_rank: int, async_op: bool = True,
+             timeout: int = -1) -> tuple[_Tensors, _Boxed]:
     options = _options(ScatterOptions, async_op=async_op, timeout=timeout, rootRank=root_rank)
     return outputs, _call(group, "scatter", outputs, inputs, options)
 
 
-def _alltoall(outputs, inputs, group, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _alltoall(outputs: _Tensors, inputs: _Tensors, group: _Boxed, async_op: bool = True,
+              timeout: int = -1) -> tuple[_Tensors, _Boxed]:
     options = _options(AllToAllOptions, async_op=async_op, timeout=timeout)
     return outputs, _call(group, "alltoall", outputs, inputs, options)
 
 
-def _alltoall_base(output, input, group, output_splits, input_splits, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _alltoall_base(output: torch.Tensor, input: torch.Tensor, group: _Boxed, output_splits: list[int],
+                   input_splits: list[int], async_op: bool = True, timeout: int = -1) -> _Boxed:
     options = _options(AllToAllOptions, async_op=async_op, timeout=timeout)
     return _call(group, "alltoall_base", output, input, output_splits, input_splits, options)
 
 
-def _barrier(tensor, group, device_ids, async_op=True, timeout=-1):  # type: ignore[no-untyped-def]
+def _barrier(tensor: torch.Tensor, group: _Boxed, device_ids: list[int], async_op: bool = True,
+             timeout: int = -1) -> _Boxed:
     options = _options(BarrierOptions, async_op=async_op, timeout=timeout, device_ids=list(device_ids))
     return _call(group, "barrier", options)
 
