@@ -18,7 +18,7 @@ import torch.distributed._functional_collectives as funcol
 import torch_dml
 from distributed_worker import TIMEOUT, model_and_batch, on_dml, train
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
-from torch.distributed.fsdp import fully_shard
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
 
 from benchmarks.zoo import TransformerBlock  # the repository root is on the path: tests/test_distributed.py
@@ -34,6 +34,14 @@ def block_and_batch() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     inputs = torch.randn(4, 8, BLOCK_DIM, generator=generator)
     targets = torch.randn(4, 8, BLOCK_DIM, generator=generator)
     return block, inputs, targets
+
+
+def uneven_model_and_batch() -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    """model_and_batch's batch through 15 hidden units: FSDP2 shards those rows 8 + 7 and pads the second."""
+    _, inputs, targets = model_and_batch()
+    torch.manual_seed(2)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 15), torch.nn.Tanh(), torch.nn.Linear(15, 2))
+    return model, inputs, targets
 
 
 def functional_collectives(rank: int, world: int) -> dict[str, Any]:
@@ -154,15 +162,23 @@ def dtensors(rank: int, world: int) -> dict[str, Any]:
 
 
 def train_fsdp2(
-    mesh: DeviceMesh, build: Any, wrapped: tuple[str, ...], rank: int, world: int, reshard_after_forward: bool
+    mesh: DeviceMesh,
+    build: Any,
+    wrapped: tuple[str, ...],
+    rank: int,
+    world: int,
+    reshard_after_forward: bool,
+    precision: MixedPrecisionPolicy | None = None,
 ) -> list[torch.Tensor]:
     """``build()``'s model sharded with ``fully_shard`` (each submodule named in ``wrapped``, then the
     root), trained on this rank's share of the batch; the parameters come back whole by ``full_tensor()``."""
     model, inputs, targets = build()
     model = model.to("dml")
+    options = {"mesh": mesh, "reshard_after_forward": reshard_after_forward,
+               "mp_policy": precision or MixedPrecisionPolicy()}
     for name in wrapped:
-        fully_shard(model.get_submodule(name), mesh=mesh, reshard_after_forward=reshard_after_forward)
-    fully_shard(model, mesh=mesh, reshard_after_forward=reshard_after_forward)
+        fully_shard(model.get_submodule(name), **options)
+    fully_shard(model, **options)
     share = len(inputs) // world
     rows = slice(rank * share, (rank + 1) * share)
     train(model, inputs[rows].to("dml"), targets[rows].to("dml"))
@@ -178,6 +194,10 @@ def fsdp2(rank: int, world: int) -> dict[str, Any]:
         "fsdp2_mlp_no_reshard": train_fsdp2(mesh, model_and_batch, ("0", "2"), rank, world, False),
         "fsdp2_mlp_hsdp": train_fsdp2(hybrid, model_and_batch, ("0", "2"), rank, world, True),
         "fsdp2_gpt_block": train_fsdp2(mesh, block_and_batch, ("attention", "mlp"), rank, world, True),
+        "fsdp2_uneven": train_fsdp2(mesh, uneven_model_and_batch, ("0", "2"), rank, world, True),
+        # bfloat16 parameters all-gathered and bfloat16 gradients reduce-scattered
+        "fsdp2_bfloat16": train_fsdp2(mesh, model_and_batch, ("0", "2"), rank, world, True,
+                                      MixedPrecisionPolicy(param_dtype=torch.bfloat16)),
         "sub_group_backend": hybrid["shard"].get_group()._get_backend_name(),
     }
 

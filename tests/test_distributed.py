@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import torch
 import torch.distributed as dist
-from distributed_sharded_worker import block_and_batch
+from distributed_sharded_worker import block_and_batch, uneven_model_and_batch
 from distributed_worker import model_and_batch, train
 
 WORLD = 2
@@ -102,13 +102,15 @@ def _one_process_with_the_whole_batch(build: Any = model_and_batch) -> tuple[lis
     return [p.detach().cpu() for p in reference.parameters()], [p.detach() for p in model.parameters()]
 
 
-def _assert_trained_like_one_process(ranks: list[dict[str, Any]], key: str, build: Any = model_and_batch) -> None:
+def _assert_trained_like_one_process(
+    ranks: list[dict[str, Any]], key: str, build: Any = model_and_batch, tolerance: float = 1e-6
+) -> None:
     expected, untrained = _one_process_with_the_whole_batch(build)
     for result in ranks:
         assert len(result[key]) == len(expected)
         for actual, want, before in zip(result[key], expected, untrained, strict=True):
             assert not torch.equal(actual, before)
-            torch.testing.assert_close(actual, want, rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(actual, want, rtol=10 * tolerance, atol=tolerance)
 
 
 @pytest.mark.parametrize("key", ["ddp", "ddp_python_hook"])
@@ -127,6 +129,15 @@ def test_fsdp2_two_processes_train_to_the_parameters_of_one_with_the_whole_batch
 
 def test_fsdp2_trains_the_model_zoo_gpt_block_like_one_process(sharded):
     _assert_trained_like_one_process(sharded, "fsdp2_gpt_block", block_and_batch)
+
+
+def test_fsdp2_pads_a_dimension_the_world_size_does_not_divide(sharded):
+    _assert_trained_like_one_process(sharded, "fsdp2_uneven", uneven_model_and_batch)
+
+
+def test_fsdp2_bfloat16_parameters_train_near_one_float32_process(sharded):
+    """Forward and backward in bfloat16 (8 significant bits), optimizer steps on float32 shards."""
+    _assert_trained_like_one_process(sharded, "fsdp2_bfloat16", tolerance=2e-3)
 
 
 @pytest.mark.parametrize(
