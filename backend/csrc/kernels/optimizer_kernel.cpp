@@ -7,30 +7,10 @@
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
+#include "kernels/word_lanes.h"
 
 namespace torch_dml::kernels {
 namespace {
-
-// How a dtype's elements sit in the u32 words the kernels own (lib/optimizer_lanes.wgsl's holes).
-struct Lanes {
-  uint32_t per_word;
-  const char* name;
-  const char* decode;
-  const char* encode;
-};
-
-std::optional<Lanes> lanes_of(c10::ScalarType type) {
-  switch (type) {
-    case c10::kFloat: return Lanes{1, "f32", "bitcast<f32>(word)", "bitcast<u32>(v)"};
-    case c10::kHalf:
-      return Lanes{2, "f16", "unpack2x16float(word >> (16u * lane)).x",
-                   "insertBits(word, pack2x16float(vec2<f32>(v, 0.0f)), 16u * lane, 16u)"};
-    case c10::kBFloat16:
-      return Lanes{2, "bf16", "bitcast<f32>((word >> (16u * lane)) << 16u)",
-                   "insertBits(word, bf16_bits(v), 16u * lane, 16u)"};
-    default: return std::nullopt;
-  }
-}
 
 // Binds one more operand of the parameter's dtype and shape; returns its first word in its window.
 uint32_t bind_words(Launch& launch, const DeviceTensorRef& t, uint64_t count, c10::ScalarType type,

@@ -302,6 +302,23 @@ static_assert(offsetof(FillParams, shape) == 32);
 static_assert(offsetof(FillParams, strides) == 64);
 static_assert(sizeof(FillParams) == 96);
 
+// The uniform block of foreach.wgsl.
+struct alignas(16) ForeachParams {
+  uint32_t slots = {};
+  uint32_t scalar0 = {};
+  uint32_t scalar1 = {};
+  uint32_t unused = {};
+  uint32_t slot[32][4] = {};
+  uint32_t offsets[32][4] = {};
+};
+static_assert(offsetof(ForeachParams, slots) == 0);
+static_assert(offsetof(ForeachParams, scalar0) == 4);
+static_assert(offsetof(ForeachParams, scalar1) == 8);
+static_assert(offsetof(ForeachParams, unused) == 12);
+static_assert(offsetof(ForeachParams, slot) == 16);
+static_assert(offsetof(ForeachParams, offsets) == 528);
+static_assert(sizeof(ForeachParams) == 1040);
+
 // The uniform block of fused_adam.wgsl.
 struct alignas(16) FusedAdamParams {
   uint32_t count = {};

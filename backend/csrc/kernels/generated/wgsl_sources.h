@@ -1389,7 +1389,121 @@ fn element(e: u32) -> {{store_type}} {
 )wgsl",
 fill_holes, 7};
 
-inline constexpr std::string_view fused_adam_holes[] = {"lanes", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "decode", "encode", "amsgrad", "adamw", "workgroup_size"};
+inline constexpr std::string_view foreach_holes[] = {"lanes", "decode", "encode", "bindings", "params_binding", "workgroup_size", "accessors", "helpers", "s0", "loads", "out_word", "a", "b", "c", "expression"};
+inline constexpr Family foreach{"foreach",
+R"wgsl(// The foreach family (_foreach_add_, _foreach_addcdiv_, ..., aten/foreach_ops.cpp): one op of
+// backend/ops.yaml over several tensors of a list in one dispatch. Each tensor of the launch is a
+// slot with its own bindings (operand 0 its output, then its tensor inputs), since every dml storage
+// is a buffer of its own; WGSL cannot index bindings, so the bindings hole declares slot s's operand
+// k as `slot<s>_<k>` and the accessors hole gives, per operand, a load (and for the output a store) switching on
+// the slot. A slot's words start on a workgroup boundary, so a workgroup serves one slot and the
+// switch is uniform. One thread per u32 word (lib/word_lanes.wgsl), float32 arithmetic whatever the
+// stored dtype, with the row's own expression: the result is the per-tensor op's, bit for bit.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
+// ---- lib/word_lanes.wgsl ----
+// Float tensors as lanes of u32 words: a float32 element per word, two float16 or bfloat16 elements
+// (low half first). A thread owns whole words of every operand, so a packed word is read once, updated
+// lane by lane in float32 and written once, and no two threads write one word.
+
+const LANES: u32 = {{lanes}}u;
+
+fn lane_value(word: u32, lane: u32) -> f32 {
+  return {{decode}};
+}
+
+fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
+  return {{encode}};
+}
+// ---- end of lib/word_lanes.wgsl ----
+struct Params {
+  slots: u32,                     // tensors in this launch
+  scalar0: u32,                   // f32 bits of the call's scalars (a Scalar argument, alpha)
+  scalar1: u32,
+  unused: u32,
+  slot: array<vec4<u32>, 32>,     // per slot: first workgroup, elements, its own scalar (f32 bits), -
+  offsets: array<vec4<u32>, 32>,  // per slot: the first word of operands 0..3 within their windows
+}
+
+{{bindings}}
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
+
+{{accessors}}
+
+{{helpers}}
+
+// The output's word `w` as the op starts it: only lanes past the tensor's end are kept (a packed
+// tensor's last word may hold another tensor's element).
+fn kept_word(slot: u32, index: u32, w: u32, count: u32) -> u32 {
+  if ((w + 1u) * LANES > count) { return load_0(slot, index); }
+  return 0u;
+}
+
+// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
+fn slot_of(group: u32) -> u32 {
+  var low = 0u;
+  var high = p.slots;
+  loop {
+    if (high - low <= 1u) { break; }
+    let middle = (low + high) >> 1u;
+    if (p.slot[middle].x <= group) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+  let group = flat_group(wid, groups);
+  let slot = slot_of(group);
+  let info = p.slot[slot];
+  let count = info.y;
+  let w = (group - info.x) * WORKGROUP_SIZE + local;
+  // count >= 1: empty tensors get no slot.
+  if (w > (count - 1u) / LANES) { return; }
+  let offsets = p.offsets[slot];
+  let listed = bitcast<f32>(info.z);
+  let s0 = {{s0}};
+{{loads}}
+  var out_word = {{out_word}};
+  for (var lane = 0u; lane < LANES; lane++) {
+    if (w * LANES + lane >= count) { break; }
+    let a = {{a}};
+    let b = {{b}};
+    let c = {{c}};
+    out_word = with_lane(out_word, lane, {{expression}});
+  }
+  store_0(slot, offsets.x + w, out_word);
+}
+)wgsl",
+foreach_holes, 15};
+
+inline constexpr std::string_view fused_adam_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "amsgrad", "adamw", "workgroup_size"};
 inline constexpr Family fused_adam{"fused_adam",
 R"wgsl(// One Adam or AdamW step (_fused_adam_, _fused_adamw_) over one parameter tensor: param, exp_avg,
 // exp_avg_sq and, with amsgrad, max_exp_avg_sq read and written in one pass, and the gradient unscaled
@@ -1420,21 +1534,15 @@ fn bf16_bits(v: f32) -> u32 {
 }
 // ---- end of lib/bf16_bits.wgsl ----
 // ---- lib/optimizer_lanes.wgsl ----
-// The optimizer kernels' tensors as lanes of u32 words: a float32 element per word, two float16 or
-// bfloat16 elements (low half first). A thread owns whole words of every operand, so a packed word is
-// read once, updated lane by lane in float32 and written once, and no two threads write one word.
-// The group's device scalars (a tensor lr, GradScaler's scale and found_inf) arrive in one binding,
-// `scalars`, each at an index of Params (the including family declares both).
+// The optimizer kernels' options and device scalars, over tensors held as lanes of u32 words
+// (lib/word_lanes.wgsl). The group's device scalars (a tensor lr, GradScaler's scale and found_inf)
+// arrive in one binding, `scalars`, each at an index of Params (the including family declares both).
+// ---- lib/word_lanes.wgsl ----
+// Float tensors as lanes of u32 words: a float32 element per word, two float16 or bfloat16 elements
+// (low half first). A thread owns whole words of every operand, so a packed word is read once, updated
+// lane by lane in float32 and written once, and no two threads write one word.
 
 const LANES: u32 = {{lanes}}u;
-
-// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
-// slower on lavapipe.
-const MAXIMIZE: bool = {{maximize}};
-const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
-const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
-const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
-const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
 
 fn lane_value(word: u32, lane: u32) -> f32 {
   return {{decode}};
@@ -1443,6 +1551,14 @@ fn lane_value(word: u32, lane: u32) -> f32 {
 fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
   return {{encode}};
 }
+// ---- end of lib/word_lanes.wgsl ----
+// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
+// slower on lavapipe.
+const MAXIMIZE: bool = {{maximize}};
+const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
+const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
+const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
+const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
 
 fn learning_rate() -> f32 {
   if (LR_TENSOR) { return scalars[p.scalars_offset + p.lr_index]; }
@@ -1572,13 +1688,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let m0 = lane_value(exp_avg_word, lane);
     var m: f32;
     if (p.one_minus_beta1 < 0.5f) {
-      m = m0 + p.one_minus_beta1 * (g - m0);
+      m = m0 + p.one_minus_beta1 * (g )wgsl"
+R"wgsl(- m0);
     } else {
       m = g - (g - m0) * (1.0f - p.one_minus_beta1);
     }
     let v = lane_value(exp_avg_sq_word, lane) * p.beta2 + p.one_minus_beta2 * g * g;
-    exp_)wgsl"
-R"wgsl(avg_word = with_lane(exp_avg_word, lane, m);
+    exp_avg_word = with_lane(exp_avg_word, lane, m);
     exp_avg_sq_word = with_lane(exp_avg_sq_word, lane, v);
     var second = v;
     if (AMSGRAD) {
@@ -1601,7 +1717,7 @@ R"wgsl(avg_word = with_lane(exp_avg_word, lane, m);
 )wgsl",
 fused_adam_holes, 11};
 
-inline constexpr std::string_view fused_sgd_holes[] = {"lanes", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "decode", "encode", "momentum", "first_step", "nesterov", "workgroup_size"};
+inline constexpr std::string_view fused_sgd_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "momentum", "first_step", "nesterov", "workgroup_size"};
 inline constexpr Family fused_sgd{"fused_sgd",
 R"wgsl(// One SGD step (_fused_sgd_) over one parameter tensor: param and the momentum buffer read and written
 // in one pass, the gradient unscaled in place when a GradScaler's scale is given. One thread per u32
@@ -1631,21 +1747,15 @@ fn bf16_bits(v: f32) -> u32 {
 }
 // ---- end of lib/bf16_bits.wgsl ----
 // ---- lib/optimizer_lanes.wgsl ----
-// The optimizer kernels' tensors as lanes of u32 words: a float32 element per word, two float16 or
-// bfloat16 elements (low half first). A thread owns whole words of every operand, so a packed word is
-// read once, updated lane by lane in float32 and written once, and no two threads write one word.
-// The group's device scalars (a tensor lr, GradScaler's scale and found_inf) arrive in one binding,
-// `scalars`, each at an index of Params (the including family declares both).
+// The optimizer kernels' options and device scalars, over tensors held as lanes of u32 words
+// (lib/word_lanes.wgsl). The group's device scalars (a tensor lr, GradScaler's scale and found_inf)
+// arrive in one binding, `scalars`, each at an index of Params (the including family declares both).
+// ---- lib/word_lanes.wgsl ----
+// Float tensors as lanes of u32 words: a float32 element per word, two float16 or bfloat16 elements
+// (low half first). A thread owns whole words of every operand, so a packed word is read once, updated
+// lane by lane in float32 and written once, and no two threads write one word.
 
 const LANES: u32 = {{lanes}}u;
-
-// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
-// slower on lavapipe.
-const MAXIMIZE: bool = {{maximize}};
-const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
-const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
-const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
-const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
 
 fn lane_value(word: u32, lane: u32) -> f32 {
   return {{decode}};
@@ -1654,6 +1764,14 @@ fn lane_value(word: u32, lane: u32) -> f32 {
 fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
   return {{encode}};
 }
+// ---- end of lib/word_lanes.wgsl ----
+// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
+// slower on lavapipe.
+const MAXIMIZE: bool = {{maximize}};
+const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
+const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
+const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
+const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
 
 fn learning_rate() -> f32 {
   if (LR_TENSOR) { return scalars[p.scalars_offset + p.lr_index]; }
