@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
+#include "kernels/tensor_slots.h"
 #include "kernels/wgsl_family.h"
 #include "kernels/word_lanes.h"
 
@@ -54,34 +56,21 @@ std::string kernel_name(const ForeachProblem& pr, const Lanes& lanes, uint32_t s
   return name;
 }
 
+const char* const kOperandNames[kForeachMaxOperands] = {"0", "1", "2", "3"};
+
 std::string source_code(const ForeachProblem& pr, const Lanes& lanes, uint32_t slots) {
-  std::string bindings, accessors, loads;
-  for (uint32_t s = 0; s < slots; ++s)
-    for (uint32_t k = 0; k < pr.operands; ++k)
-      bindings += "@group(0) @binding(" + std::to_string(s * pr.operands + k) +
-          ") var<storage, read_write> slot" + std::to_string(s) + "_" + std::to_string(k) + ": array<u32>;\n";
-  for (uint32_t k = 0; k < pr.operands; ++k) {
-    const std::string suffix = "_" + std::to_string(k);
-    std::string load = "fn load" + suffix + "(slot: u32, i: u32) -> u32 {\n  switch slot {\n";
-    std::string store = "fn store" + suffix + "(slot: u32, i: u32, v: u32) {\n  switch slot {\n";
-    for (uint32_t s = 0; s < slots; ++s) {
-      const std::string label = s + 1 == slots ? "    default: " : "    case " + std::to_string(s) + "u: ";
-      const std::string array = "slot" + std::to_string(s) + suffix;
-      load += label + "{ return " + array + "[i]; }\n";
-      store += label + "{ " + array + "[i] = v; }\n";
-    }
-    accessors += load + "  }\n}\n\n";
-    if (k == 0) accessors += store + "  }\n}\n\n";
+  const std::span<const char* const> names(kOperandNames, pr.operands);
+  std::string loads;
+  for (uint32_t k = 0; k < pr.operands; ++k)
     if (reads_operand(pr, k))
       loads += "  let word_" + std::to_string(k) + " = load_" + std::to_string(k) + "(slot, offsets." +
           kOffsetLane[k] + " + w);\n";
-  }
   const std::string expression = substitute_type(pr.expression, "f32");
   return render(wgsl::foreach,
-                {{"bindings", bindings},
+                {{"bindings", slot_bindings(slots, names)},
                  {"params_binding", std::to_string(slots * pr.operands)},
                  {"workgroup_size", std::to_string(kWorkgroupSize)},
-                 {"accessors", accessors},
+                 {"accessors", slot_accessors(slots, names)},
                  {"helpers", math_helpers(expression, Value::F32)},
                  {"lanes", std::to_string(lanes.per_word)},
                  {"decode", lanes.decode},
@@ -134,11 +123,6 @@ Chunk plan_chunk(runtime::DeviceContext& context, const ForeachProblem& pr, cons
 
 } // namespace
 
-uint32_t foreach_slots(runtime::DeviceContext& context, uint32_t operands) {
-  const uint32_t bindings = std::min<uint32_t>(Launch::kMaxOperands, context.limits().maxStorageBuffersPerShaderStage);
-  return std::clamp<uint32_t>(bindings / operands, 1, kForeachMaxSlots);
-}
-
 std::string foreach_run(runtime::DeviceContext& context, const ForeachProblem& pr) {
   const std::optional<Lanes> lanes = lanes_of(pr.dtype);
   if (!lanes) return "a dtype other than float32, float16 or bfloat16";
@@ -147,7 +131,7 @@ std::string foreach_run(runtime::DeviceContext& context, const ForeachProblem& p
   for (const ForeachTensor& t : pr.tensors)
     if (t.count) tensors.push_back(t); // an empty tensor has no buffer to bind
   if (tensors.empty()) return "";
-  const uint32_t slots = foreach_slots(context, pr.operands);
+  const uint32_t slots = slots_for(context, pr.operands);
   std::vector<Chunk> chunks;
   for (size_t first = 0; first < tensors.size(); first += slots) {
     const uint32_t used = static_cast<uint32_t>(std::min<size_t>(slots, tensors.size() - first));

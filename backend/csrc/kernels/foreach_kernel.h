@@ -1,6 +1,5 @@
-// The multi-tensor launch of the _foreach_* ops: one op of backend/ops.yaml applied to every tensor
-// of a list, as many tensors per dispatch as the adapter's storage bindings allow (each dml storage is
-// a buffer of its own, so each tensor's operands are bindings of their own). Every tensor operand is
+// The multi-tensor launch of the _foreach_* ops (kernels/tensor_slots.h): one op of backend/ops.yaml
+// applied to every tensor of a list, as many tensors per dispatch as the adapter's bindings allow. Every tensor operand is
 // contiguous, of one dtype (float32, float16 or bfloat16) and starts on a u32 word.
 #pragma once
 
@@ -15,8 +14,7 @@
 
 namespace torch_dml::kernels {
 
-// Rows of the slot table in foreach.wgsl's Params, and operands per tensor (output and three inputs).
-constexpr uint32_t kForeachMaxSlots = 32;
+// Operands per tensor: the output and up to three inputs.
 constexpr uint32_t kForeachMaxOperands = 4;
 
 // Where an input of the expression (a, b, c or s0) comes from: an operand of the tensor, a scalar of
@@ -44,9 +42,6 @@ struct ForeachProblem {
   float scalars[2] = {0, 0};
   std::vector<ForeachTensor> tensors;
 };
-
-// Tensors one launch takes with `operands` bindings each, on this device.
-uint32_t foreach_slots(runtime::DeviceContext& context, uint32_t operands);
 
 // Plans every launch of the problem: "" when all can run (then records them), or why not (nothing
 // recorded).

@@ -1392,13 +1392,10 @@ fill_holes, 7};
 inline constexpr std::string_view foreach_holes[] = {"lanes", "decode", "encode", "bindings", "params_binding", "workgroup_size", "accessors", "helpers", "s0", "loads", "out_word", "a", "b", "c", "expression"};
 inline constexpr Family foreach{"foreach",
 R"wgsl(// The foreach family (_foreach_add_, _foreach_addcdiv_, ..., aten/foreach_ops.cpp): one op of
-// backend/ops.yaml over several tensors of a list in one dispatch. Each tensor of the launch is a
-// slot with its own bindings (operand 0 its output, then its tensor inputs), since every dml storage
-// is a buffer of its own; WGSL cannot index bindings, so the bindings hole declares slot s's operand
-// k as `slot<s>_<k>` and the accessors hole gives, per operand, a load (and for the output a store) switching on
-// the slot. A slot's words start on a workgroup boundary, so a workgroup serves one slot and the
-// switch is uniform. One thread per u32 word (lib/word_lanes.wgsl), float32 arithmetic whatever the
-// stored dtype, with the row's own expression: the result is the per-tensor op's, bit for bit.
+// backend/ops.yaml over several tensors of a list in one dispatch, each a slot (lib/tensor_slots.wgsl)
+// whose operand 0 is its output and 1.. its tensor inputs. One thread per u32 word
+// (lib/word_lanes.wgsl), float32 arithmetic whatever the stored dtype, with the row's own expression:
+// the result is the per-tensor op's, bit for bit.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
 
@@ -1435,6 +1432,35 @@ fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
   return {{encode}};
 }
 // ---- end of lib/word_lanes.wgsl ----
+// ---- lib/tensor_slots.wgsl ----
+// Multi-tensor launches (kernels/tensor_slots.h): each tensor of a launch is a slot with bindings of its
+// own, since every dml storage is a buffer of its own. WGSL cannot index bindings, so the C++ side
+// declares slot s's operand NAME as `slot<s>_NAME` and gives each operand load_NAME(slot, i) and
+// store_NAME(slot, i, v), which switch on the slot. A slot's words start on a workgroup boundary, so a
+// workgroup serves one slot and the switch is uniform. The family's Params has `slots` (tensors in the
+// launch) and `slot: array<vec4<u32>, 32>` whose x is each slot's first workgroup and y its elements.
+
+// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
+fn slot_of(group: u32) -> u32 {
+  var low = 0u;
+  var high = p.slots;
+  loop {
+    if (high - low <= 1u) { break; }
+    let middle = (low + high) >> 1u;
+    if (p.slot[middle].x <= group) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// The thread's word within its slot's tensor, or none past its end (slots hold at least one element).
+fn slot_word(group: u32, local: u32, slot: u32, workgroup_size: u32) -> u32 {
+  return (group - p.slot[slot].x) * workgroup_size + local;
+}
+// ---- end of lib/tensor_slots.wgsl ----
 struct Params {
   slots: u32,                     // tensors in this launch
   scalar0: u32,                   // f32 bits of the call's scalars (a Scalar argument, alpha)
@@ -1460,22 +1486,6 @@ fn kept_word(slot: u32, index: u32, w: u32, count: u32) -> u32 {
   return 0u;
 }
 
-// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
-fn slot_of(group: u32) -> u32 {
-  var low = 0u;
-  var high = p.slots;
-  loop {
-    if (high - low <= 1u) { break; }
-    let middle = (low + high) >> 1u;
-    if (p.slot[middle].x <= group) {
-      low = middle;
-    } else {
-      high = middle;
-    }
-  }
-  return low;
-}
-
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
         @builtin(num_workgroups) groups: vec3<u32>) {
@@ -1483,7 +1493,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let slot = slot_of(group);
   let info = p.slot[slot];
   let count = info.y;
-  let w = (group - info.x) * WORKGROUP_SIZE + local;
+  let w = slot_word(group, local, slot, WORKGROUP_SIZE);
   // count >= 1: empty tensors get no slot.
   if (w > (count - 1u) / LANES) { return; }
   let offsets = p.offsets[slot];
@@ -1503,11 +1513,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 )wgsl",
 foreach_holes, 15};
 
-inline constexpr std::string_view fused_adam_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "amsgrad", "adamw", "workgroup_size"};
+inline constexpr std::string_view fused_adam_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "bindings", "scalars_binding", "params_binding", "accessors", "amsgrad", "adamw", "workgroup_size"};
 inline constexpr Family fused_adam{"fused_adam",
-R"wgsl(// One Adam or AdamW step (_fused_adam_, _fused_adamw_) over one parameter tensor: param, exp_avg,
-// exp_avg_sq and, with amsgrad, max_exp_avg_sq read and written in one pass, and the gradient unscaled
-// in place when a GradScaler's scale is given. One thread per u32 word (lib/optimizer_lanes.wgsl),
+R"wgsl(// One Adam or AdamW step (_fused_adam_, _fused_adamw_) over several parameter tensors per dispatch,
+// each a slot (lib/tensor_slots.wgsl): param, exp_avg, exp_avg_sq and, with amsgrad, max_exp_avg_sq
+// read and written in one pass, and the gradient unscaled in place when a GradScaler's scale is given.
+// One thread per u32 word (lib/optimizer_lanes.wgsl),
 // float32 arithmetic whatever the stored dtype. The step count, a tensor lr, the scale and found_inf
 // are read here, so the host never waits for them. The order of operations is the CPU's fused kernel's:
 // the lerp of exp_avg picks its form by the weight as ATen's lerp does, and the update is
@@ -1612,37 +1623,60 @@ fn one_minus_power(beta: f32, one_minus_beta: f32, n: u32) -> f32 {
   return rest;
 }
 // ---- end of lib/optimizer_lanes.wgsl ----
+// ---- lib/tensor_slots.wgsl ----
+// Multi-tensor launches (kernels/tensor_slots.h): each tensor of a launch is a slot with bindings of its
+// own, since every dml storage is a buffer of its own. WGSL cannot index bindings, so the C++ side
+// declares slot s's operand NAME as `slot<s>_NAME` and gives each operand load_NAME(slot, i) and
+// store_NAME(slot, i, v), which switch on the slot. A slot's words start on a workgroup boundary, so a
+// workgroup serves one slot and the switch is uniform. The family's Params has `slots` (tensors in the
+// launch) and `slot: array<vec4<u32>, 32>` whose x is each slot's first workgroup and y its elements.
+
+// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
+fn slot_of(group: u32) -> u32 {
+  var low = 0u;
+  var high = p.slots;
+  loop {
+    if (high - low <= 1u) { break; }
+    let middle = (low + high) >> 1u;
+    if (p.slot[middle].x <= group) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// The thread's word within its slot's tensor, or none past its end (slots hold at least one element).
+fn slot_word(group: u32, local: u32, slot: u32, workgroup_size: u32) -> u32 {
+  return (group - p.slot[slot].x) * workgroup_size + local;
+}
+// ---- end of lib/tensor_slots.wgsl ----
 struct Params {
-  count: u32,                 // elements of the parameter
-  words: u32,                 // u32 words of it, one thread each
-  param_offset: u32,          // first word of each operand within its window
-  grad_offset: u32,
-  exp_avg_offset: u32,
-  exp_avg_sq_offset: u32,
-  max_exp_avg_sq_offset: u32, // unused without amsgrad
-  step_offset: u32,           // the parameter's step count (float32, already incremented)
+  slots: u32,                     // parameter tensors in this launch
   scalars_offset: u32,
-  lr_index: u32,              // in scalars, with LR_TENSOR
-  scale_index: u32,           // with SCALE
-  found_inf_index: u32,       // with FOUND_INF
+  lr_index: u32,                  // in scalars, with LR_TENSOR
+  scale_index: u32,               // with SCALE
+  found_inf_index: u32,           // with FOUND_INF
   lr: f32,
   beta1: f32,
   beta2: f32,
-  one_minus_beta1: f32,       // the lerp weight of exp_avg, rounded once from double
+  one_minus_beta1: f32,           // the lerp weight of exp_avg, rounded once from double
   one_minus_beta2: f32,
   weight_decay: f32,
-  decay: f32,                 // AdamW's 1 - lr * weight_decay for p.lr, rounded once from double
+  decay: f32,                     // AdamW's 1 - lr * weight_decay for p.lr, rounded once from double
   eps: f32,
+  // per slot: first workgroup, elements, first word of max_exp_avg_sq (with amsgrad), of the step
+  // count (float32, already incremented)
+  slot: array<vec4<u32>, 32>,
+  offsets: array<vec4<u32>, 32>,  // per slot: first word of param, grad, exp_avg, exp_avg_sq
 }
 
-@group(0) @binding(0) var<storage, read_write> param: array<u32>;
-@group(0) @binding(1) var<storage, read_write> grad: array<u32>;
-@group(0) @binding(2) var<storage, read_write> exp_avg: array<u32>;
-@group(0) @binding(3) var<storage, read_write> exp_avg_sq: array<u32>;
-@group(0) @binding(4) var<storage, read_write> max_exp_avg_sq: array<u32>;
-@group(0) @binding(5) var<storage, read_write> step_count: array<f32>;
-@group(0) @binding(6) var<storage, read_write> scalars: array<f32>;
-@group(0) @binding(7) var<uniform> p: Params;
+{{bindings}}
+@group(0) @binding({{scalars_binding}}) var<storage, read_write> scalars: array<f32>;
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+{{accessors}}
 
 const AMSGRAD: bool = {{amsgrad}};
 const ADAMW: bool = {{adamw}}; // weight decay on the parameter instead of the gradient
@@ -1652,13 +1686,20 @@ fn is_nan(x: f32) -> bool {
 }
 
 @compute @workgroup_size({{workgroup_size}})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let w = flat_thread(gid, groups, {{workgroup_size}}u);
-  if (w >= p.words) { return; }
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+  let group = flat_group(wid, groups);
+  let slot = slot_of(group);
+  let info = p.slot[slot];
+  let count = info.y;
+  let w = slot_word(group, local, slot, {{workgroup_size}}u);
+  if (w > (count - 1u) / LANES) { return; }
   if (step_skipped()) { return; }
+  let at = p.offsets[slot] + vec4<u32>(w);
 
-  // Step counts are whole numbers (torch.optim keeps them in float32 and adds 1 per step).
-  let t = u32(step_count[p.step_offset]);
+  // Step counts are whole numbers (torch.op)wgsl"
+R"wgsl(tim keeps them in float32 and adds 1 per step).
+  let t = u32(bitcast<f32>(load_step(slot, info.w)));
   let bias_correction1 = one_minus_power(p.beta1, p.one_minus_beta1, t);
   let bias_correction2_sqrt = sqrt(one_minus_power(p.beta2, p.one_minus_beta2, t));
   let lr = learning_rate();
@@ -1667,15 +1708,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let step_size = lr / bias_correction1;
   let scale = grad_scale();
 
-  var param_word = param[p.param_offset + w];
-  var grad_word = grad[p.grad_offset + w];
-  var exp_avg_word = exp_avg[p.exp_avg_offset + w];
-  var exp_avg_sq_word = exp_avg_sq[p.exp_avg_sq_offset + w];
+  var param_word = load_param(slot, at.x);
+  var grad_word = load_grad(slot, at.y);
+  var exp_avg_word = load_exp_avg(slot, at.z);
+  var exp_avg_sq_word = load_exp_avg_sq(slot, at.w);
   var max_word = 0u;
-  if (AMSGRAD) { max_word = max_exp_avg_sq[p.max_exp_avg_sq_offset + w]; }
+  if (AMSGRAD) { max_word = load_max_exp_avg_sq(slot, info.z + w); }
 
   for (var lane = 0u; lane < LANES; lane++) {
-    if (w * LANES + lane >= p.count) { break; }
+    if (w * LANES + lane >= count) { break; }
     var g = gradient(&grad_word, lane, scale);
     var x = lane_value(param_word, lane);
     if (WEIGHT_DECAY) {
@@ -1688,8 +1729,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let m0 = lane_value(exp_avg_word, lane);
     var m: f32;
     if (p.one_minus_beta1 < 0.5f) {
-      m = m0 + p.one_minus_beta1 * (g )wgsl"
-R"wgsl(- m0);
+      m = m0 + p.one_minus_beta1 * (g - m0);
     } else {
       m = g - (g - m0) * (1.0f - p.one_minus_beta1);
     }
@@ -1708,19 +1748,19 @@ R"wgsl(- m0);
     param_word = with_lane(param_word, lane, x);
   }
 
-  param[p.param_offset + w] = param_word;
-  exp_avg[p.exp_avg_offset + w] = exp_avg_word;
-  exp_avg_sq[p.exp_avg_sq_offset + w] = exp_avg_sq_word;
-  if (AMSGRAD) { max_exp_avg_sq[p.max_exp_avg_sq_offset + w] = max_word; }
-  if (SCALE) { grad[p.grad_offset + w] = grad_word; }
+  store_param(slot, at.x, param_word);
+  store_exp_avg(slot, at.z, exp_avg_word);
+  store_exp_avg_sq(slot, at.w, exp_avg_sq_word);
+  if (AMSGRAD) { store_max_exp_avg_sq(slot, info.z + w, max_word); }
+  if (SCALE) { store_grad(slot, at.y, grad_word); }
 }
 )wgsl",
-fused_adam_holes, 11};
+fused_adam_holes, 15};
 
-inline constexpr std::string_view fused_sgd_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "momentum", "first_step", "nesterov", "workgroup_size"};
+inline constexpr std::string_view fused_sgd_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "bindings", "scalars_binding", "params_binding", "accessors", "momentum", "first_step", "nesterov", "workgroup_size"};
 inline constexpr Family fused_sgd{"fused_sgd",
-R"wgsl(// One SGD step (_fused_sgd_) over one parameter tensor: param and the momentum buffer read and written
-// in one pass, the gradient unscaled in place when a GradScaler's scale is given. One thread per u32
+R"wgsl(// One SGD step (_fused_sgd_) over several parameter tensors per dispatch, each a slot
+// (lib/tensor_slots.wgsl): param and the momentum buffer read and written in one pass, the gradient unscaled in place when a GradScaler's scale is given. One thread per u32
 // word (lib/optimizer_lanes.wgsl), float32 arithmetic whatever the stored dtype; a tensor lr, the scale
 // and found_inf are read here, so the host never waits for them. The order of operations is
 // torch.optim.SGD's: g (+ weight_decay * param), buf = momentum * buf + (1 - dampening) * g (g itself on
@@ -1825,50 +1865,83 @@ fn one_minus_power(beta: f32, one_minus_beta: f32, n: u32) -> f32 {
   return rest;
 }
 // ---- end of lib/optimizer_lanes.wgsl ----
+// ---- lib/tensor_slots.wgsl ----
+// Multi-tensor launches (kernels/tensor_slots.h): each tensor of a launch is a slot with bindings of its
+// own, since every dml storage is a buffer of its own. WGSL cannot index bindings, so the C++ side
+// declares slot s's operand NAME as `slot<s>_NAME` and gives each operand load_NAME(slot, i) and
+// store_NAME(slot, i, v), which switch on the slot. A slot's words start on a workgroup boundary, so a
+// workgroup serves one slot and the switch is uniform. The family's Params has `slots` (tensors in the
+// launch) and `slot: array<vec4<u32>, 32>` whose x is each slot's first workgroup and y its elements.
+
+// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
+fn slot_of(group: u32) -> u32 {
+  var low = 0u;
+  var high = p.slots;
+  loop {
+    if (high - low <= 1u) { break; }
+    let middle = (low + high) >> 1u;
+    if (p.slot[middle].x <= group) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// The thread's word within its slot's tensor, or none past its end (slots hold at least one element).
+fn slot_word(group: u32, local: u32, slot: u32, workgroup_size: u32) -> u32 {
+  return (group - p.slot[slot].x) * workgroup_size + local;
+}
+// ---- end of lib/tensor_slots.wgsl ----
 struct Params {
-  count: u32,            // elements of the parameter
-  words: u32,            // u32 words of it, one thread each
-  param_offset: u32,     // first word of each operand within its window
-  grad_offset: u32,
-  buffer_offset: u32,    // unused without momentum
+  slots: u32,                     // parameter tensors in this launch
   scalars_offset: u32,
-  lr_index: u32,         // in scalars, with LR_TENSOR
-  scale_index: u32,      // with SCALE
-  found_inf_index: u32,  // with FOUND_INF
+  lr_index: u32,                  // in scalars, with LR_TENSOR
+  scale_index: u32,               // with SCALE
+  found_inf_index: u32,           // with FOUND_INF
   lr: f32,
   weight_decay: f32,
   momentum: f32,
   one_minus_dampening: f32,
+  slot: array<vec4<u32>, 32>,     // per slot: first workgroup, elements
+  offsets: array<vec4<u32>, 32>,  // per slot: first word of param, grad, the momentum buffer
 }
 
-@group(0) @binding(0) var<storage, read_write> param: array<u32>;
-@group(0) @binding(1) var<storage, read_write> grad: array<u32>;
-@group(0) @binding(2) var<storage, read_write> momentum_buffer: array<u32>;
-@group(0) @binding(3) var<storage, read_write> scalars: array<f32>;
-@group(0) @binding(4) var<uniform> p: Params;
+{{bindings}}
+@group(0) @binding({{scalars_binding}}) var<storage, read_write> scalars: array<f32>;
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+{{accessors}}
 
 const MOMENTUM: bool = {{momentum}};     // momentum != 0: a buffer is kept
 const FIRST_STEP: bool = {{first_step}}; // the buffer starts as the gradient
 const NESTEROV: bool = {{nesterov}};
 
 @compute @workgroup_size({{workgroup_size}})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let w = flat_thread(gid, groups, {{workgroup_size}}u);
-  if (w >= p.words) { return; }
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+  let group = flat_group(wid, groups);
+  let slot = slot_of(group);
+  let count = p.slot[slot].y;
+  let w = slot_word(group, local, slot, {{workgroup_size}}u);
+  if (w > (count - 1u) / LANES) { return; }
   if (step_skipped()) { return; }
+  let at = p.offsets[slot] + vec4<u32>(w);
   let lr = learning_rate();
   let scale = grad_scale();
 
-  var param_word = param[p.param_offset + w];
-  var grad_word = grad[p.grad_offset + w];
+  var param_word = load_param(slot, at.x);
+  var grad_word = load_grad(slot, at.y);
   var buffer_word = 0u;
-  if (MOMENTUM) { buffer_word = momentum_buffer[p.buffer_offset + w]; }
+  if (MOMENTUM) { buffer_word = load_momentum_buffer(slot, at.z); }
 
   for (var lane = 0u; lane < LANES; lane++) {
-    if (w * LANES + lane >= p.count) { break; }
+    if (w * LANES + lane >= count) { break; }
     var g = gradient(&grad_word, lane, scale);
     let x = lane_value(param_word, lane);
-    if (WEIGHT_DECAY) { g = g + x * p.weight_decay; }
+    if (WEIGHT_DECAY) { g = g + x * p.weight_decay; )wgsl"
+R"wgsl(}
     if (MOMENTUM) {
       var b = g;
       if (!FIRST_STEP) { b = lane_value(buffer_word, lane) * p.momentum + g * p.one_minus_dampening; }
@@ -1882,12 +1955,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     param_word = with_lane(param_word, lane, x - lr * g);
   }
 
-  param[p.param_offset + w] = param_word;
-  if (MOMENTUM) { momentum_buffer[p.buffer_offset + w] = buffer_word; }
-  if (SCALE) { grad[p.grad_offset + w] = grad_word; }
+  store_param(slot, at.x, param_word);
+  if (MOMENTUM) { store_momentum_buffer(slot, at.z, buffer_word); }
+  if (SCALE) { store_grad(slot, at.y, grad_word); }
 }
 )wgsl",
-fused_sgd_holes, 12};
+fused_sgd_holes, 16};
 
 inline constexpr std::string_view gather_holes[] = {"index_type", "workgroup_size"};
 inline constexpr Family gather{"gather",

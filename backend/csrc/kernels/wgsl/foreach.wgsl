@@ -1,14 +1,12 @@
 // The foreach family (_foreach_add_, _foreach_addcdiv_, ..., aten/foreach_ops.cpp): one op of
-// backend/ops.yaml over several tensors of a list in one dispatch. Each tensor of the launch is a
-// slot with its own bindings (operand 0 its output, then its tensor inputs), since every dml storage
-// is a buffer of its own; WGSL cannot index bindings, so the bindings hole declares slot s's operand
-// k as `slot<s>_<k>` and the accessors hole gives, per operand, a load (and for the output a store) switching on
-// the slot. A slot's words start on a workgroup boundary, so a workgroup serves one slot and the
-// switch is uniform. One thread per u32 word (lib/word_lanes.wgsl), float32 arithmetic whatever the
-// stored dtype, with the row's own expression: the result is the per-tensor op's, bit for bit.
+// backend/ops.yaml over several tensors of a list in one dispatch, each a slot (lib/tensor_slots.wgsl)
+// whose operand 0 is its output and 1.. its tensor inputs. One thread per u32 word
+// (lib/word_lanes.wgsl), float32 arithmetic whatever the stored dtype, with the row's own expression:
+// the result is the per-tensor op's, bit for bit.
 //! include lib/grid.wgsl
 //! include lib/bf16_bits.wgsl
 //! include lib/word_lanes.wgsl
+//! include lib/tensor_slots.wgsl
 
 struct Params {
   slots: u32,                     // tensors in this launch
@@ -35,22 +33,6 @@ fn kept_word(slot: u32, index: u32, w: u32, count: u32) -> u32 {
   return 0u;
 }
 
-// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
-fn slot_of(group: u32) -> u32 {
-  var low = 0u;
-  var high = p.slots;
-  loop {
-    if (high - low <= 1u) { break; }
-    let middle = (low + high) >> 1u;
-    if (p.slot[middle].x <= group) {
-      low = middle;
-    } else {
-      high = middle;
-    }
-  }
-  return low;
-}
-
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
         @builtin(num_workgroups) groups: vec3<u32>) {
@@ -58,7 +40,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let slot = slot_of(group);
   let info = p.slot[slot];
   let count = info.y;
-  let w = (group - info.x) * WORKGROUP_SIZE + local;
+  let w = slot_word(group, local, slot, WORKGROUP_SIZE);
   // count >= 1: empty tensors get no slot.
   if (w > (count - 1u) / LANES) { return; }
   let offsets = p.offsets[slot];
