@@ -1,6 +1,7 @@
 """The _foreach_* ops run natively on dml (strict mode) through the multi-tensor launch: each overload the
 foreach optimizers call, in place and not, float32/float16/bfloat16, over lists longer than one launch
-takes, with empty, one-element and odd-sized tensors. Results equal the per-tensor dml ops bit for bit
+takes, with empty, one-element and odd-sized tensors. A software adapter takes one tensor per launch
+(see kernels/tensor_slots.cpp); TORCH_DML_TENSOR_SLOTS=32 runs the many-slot kernels there too. Results equal the per-tensor dml ops bit for bit
 and the CPU's to rounding; a launch serves many tensors; lists the kernel declines (mixed dtypes,
 non-contiguous tensors, float64) take torch's per-tensor path and stay right; the foreach optimizers
 follow the CPU step by step."""
@@ -29,6 +30,21 @@ def dispatches() -> int:
 
 def storage_limit() -> int:
     return min(32, torch.dml.get_device_properties(0).limits["maxStorageBuffersPerShaderStage"])
+
+
+@pytest.fixture(params=["adapter", "32"], ids=["slots=adapter", "slots=32"])
+def slots(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int | None:
+    """The slots a launch takes: the adapter's choice, or as many as its bindings allow."""
+    if request.param == "adapter":
+        monkeypatch.delenv("TORCH_DML_TENSOR_SLOTS", raising=False)
+        return None
+    monkeypatch.setenv("TORCH_DML_TENSOR_SLOTS", request.param)
+    return int(request.param)
+
+
+@pytest.fixture
+def many_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCH_DML_TENSOR_SLOTS", "32")
 
 
 def make_lists(dtype: torch.dtype) -> dict[str, list]:
@@ -89,7 +105,8 @@ def self_list(name: str, lists: dict) -> list[torch.Tensor]:
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("inplace", [False, True], ids=["functional", "inplace"])
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_matches_the_per_tensor_ops_and_the_cpu(case: Case, inplace: bool, dtype: torch.dtype) -> None:
+def test_matches_the_per_tensor_ops_and_the_cpu(case: Case, inplace: bool, dtype: torch.dtype,
+                                                slots: int | None) -> None:
     name, op, args, per_tensor = case
     lists = make_lists(dtype)
     dml = on("dml", lists)
@@ -109,8 +126,10 @@ def test_matches_the_per_tensor_ops_and_the_cpu(case: Case, inplace: bool, dtype
             actual = getattr(torch, f"_foreach_{op}")(selves, *positional, **keywords)
     launched = dispatches() - before
     nonempty = sum(1 for t in selves if t.numel())
-    # At least the output and self bound per tensor... at most 4 operands, so at least limit // 4 a launch.
-    assert 1 <= launched <= math.ceil(nonempty / (storage_limit() // 4)) < nonempty
+    if slots:  # at most 4 operands a tensor, so at least limit // 4 tensors a launch
+        assert 1 <= launched <= math.ceil(nonempty / (storage_limit() // 4)) < nonempty
+    else:
+        assert 1 <= launched <= nonempty
     for a, d, c in zip(actual, expected_dml, expected_cpu, strict=True):
         assert a.dtype == d.dtype and a.shape == d.shape
         assert torch.equal(a.cpu(), d.cpu()), name  # the per-tensor op's expression, bit for bit
@@ -119,7 +138,7 @@ def test_matches_the_per_tensor_ops_and_the_cpu(case: Case, inplace: bool, dtype
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
-def test_zero_(dtype: torch.dtype) -> None:
+def test_zero_(dtype: torch.dtype, slots: int | None) -> None:
     lists = on("dml", make_lists(dtype))
     with torch_dml.strict():
         torch._foreach_zero_(lists["x"])
@@ -127,7 +146,7 @@ def test_zero_(dtype: torch.dtype) -> None:
         assert torch.equal(t.cpu(), torch.zeros_like(t.cpu()))
 
 
-def test_odd_sized_packed_tensors_leave_their_neighbours_alone() -> None:
+def test_odd_sized_packed_tensors_leave_their_neighbours_alone(slots: int | None) -> None:
     """Views of one float16 storage, each starting on a u32 word and ending mid-word: the lane past a
     view's end belongs to the storage, not the view, and keeps its value."""
     base = torch.arange(24, dtype=torch.float16).to("dml")
@@ -213,7 +232,7 @@ def train(device: str, dtype: torch.dtype, make: Callable, foreach: bool = True)
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
-def test_foreach_optimizer_follows_the_cpu(name: str, dtype: torch.dtype) -> None:
+def test_foreach_optimizer_follows_the_cpu(name: str, dtype: torch.dtype, slots: int | None) -> None:
     expected = train("cpu", dtype, OPTIMIZERS[name])
     with torch_dml.strict():
         actual = train("dml", dtype, OPTIMIZERS[name])
@@ -226,7 +245,7 @@ def test_foreach_optimizer_follows_the_cpu(name: str, dtype: torch.dtype) -> Non
         torch.testing.assert_close(a, e, atol=atol, rtol=rtol, equal_nan=True)
 
 
-def test_an_adam_step_over_20_tensors_takes_a_few_launches_per_op() -> None:
+def test_an_adam_step_over_20_tensors_takes_a_few_launches_per_op(many_slots: None) -> None:
     """The foreach Adam step runs 7 list ops (lerp_, mul_, addcmul_, sqrt, div_, add_, addcdiv_; the step
     counts live on the CPU): each one launch per chunk of tensors, not one per tensor."""
     gen = torch.Generator().manual_seed(0)

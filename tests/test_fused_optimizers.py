@@ -200,10 +200,12 @@ def storage_limit() -> int:
     return min(32, torch.dml.get_device_properties(0).limits["maxStorageBuffersPerShaderStage"])
 
 
-def test_one_launch_per_chunk_of_parameters():
+def test_one_launch_per_chunk_of_parameters(monkeypatch):
     """A fused Adam step over 20 tensors records one launch per chunk of as many parameters as the
     adapter's storage bindings take (5 per parameter beside the shared scalars) and one for the step
-    increments (torch.optim's _foreach_add_); the foreach implementation records more."""
+    increments (torch.optim's _foreach_add_); the foreach implementation records more. A software
+    adapter takes one parameter a launch unless TORCH_DML_TENSOR_SLOTS says otherwise."""
+    monkeypatch.setenv("TORCH_DML_TENSOR_SLOTS", "32")
     def dispatches_per_step(fused: bool) -> int:
         gen = torch.Generator().manual_seed(0)
         params = [torch.randn(64, 32, generator=gen).to("dml").requires_grad_() for _ in range(20)]
@@ -228,9 +230,11 @@ def test_one_launch_per_chunk_of_parameters():
 MANY_SHAPES = [(n,) for n in (1, 0, 3, 5, 7, 64, 129, 2, 1000)] * 4
 
 
+@pytest.mark.parametrize("slots", ["1", "32"])
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("name", ["Adam amsgrad", "AdamW", "SGD momentum", "SGD"])
-def test_many_parameters_match_the_cpu(name, dtype):
+def test_many_parameters_match_the_cpu(name, dtype, slots, monkeypatch):
+    monkeypatch.setenv("TORCH_DML_TENSOR_SLOTS", slots)
     make = {
         "Adam amsgrad": lambda ps, fused: torch.optim.Adam(ps, lr=1e-2, amsgrad=True, weight_decay=0.1, fused=fused),
         "AdamW": lambda ps, fused: torch.optim.AdamW(ps, lr=1e-2, weight_decay=0.1, fused=fused),

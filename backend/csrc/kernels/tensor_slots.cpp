@@ -1,6 +1,7 @@
 #include "kernels/tensor_slots.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "kernels/launch.h"
 
@@ -8,7 +9,14 @@ namespace torch_dml::kernels {
 
 uint32_t slots_for(runtime::DeviceContext& context, uint32_t operands, uint32_t shared) {
   const uint32_t bindings = std::min<uint32_t>(Launch::kMaxOperands, context.limits().maxStorageBuffersPerShaderStage);
-  return std::clamp<uint32_t>((bindings > shared ? bindings - shared : 0) / operands, 1, kMaxSlots);
+  uint32_t cap = kMaxSlots;
+  // A software adapter (lavapipe) runs every case of the slot switch for every thread, masked, so each
+  // slot costs every element a load: a foreach mul_ over 60 tensors took 3x the per-tensor loop's time
+  // with 4 slots and 40x with 32, and the same with one. A GPU branches on the uniform slot.
+  if (context.adapter().adapter_type == "cpu") cap = 1;
+  // TORCH_DML_TENSOR_SLOTS=n caps the slots anywhere (tests run chunking on lavapipe with it).
+  if (const char* forced = std::getenv("TORCH_DML_TENSOR_SLOTS")) cap = static_cast<uint32_t>(std::atoi(forced));
+  return std::clamp<uint32_t>((bindings > shared ? bindings - shared : 0) / operands, 1, std::max(cap, 1u));
 }
 
 std::string slot_bindings(uint32_t slots, std::span<const char* const> names) {

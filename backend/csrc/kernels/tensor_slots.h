@@ -14,7 +14,8 @@ namespace torch_dml::kernels {
 // Rows of the slot tables of the multi-tensor families' Params.
 constexpr uint32_t kMaxSlots = 32;
 
-// Slots of `operands` bindings each that one launch takes beside `shared` other bindings.
+// Slots of `operands` bindings each that one launch takes beside `shared` other bindings: 1 on a
+// software adapter, TORCH_DML_TENSOR_SLOTS at most where set.
 uint32_t slots_for(runtime::DeviceContext& context, uint32_t operands, uint32_t shared = 0);
 
 // Declarations of `slot<s>_<name>` (array<u32>) for every slot and operand, at bindings

@@ -1389,7 +1389,7 @@ fn element(e: u32) -> {{store_type}} {
 )wgsl",
 fill_holes, 7};
 
-inline constexpr std::string_view foreach_holes[] = {"lanes", "decode", "encode", "bindings", "params_binding", "workgroup_size", "accessors", "helpers", "s0", "loads", "out_word", "a", "b", "c", "expression"};
+inline constexpr std::string_view foreach_holes[] = {"lanes", "decode", "encode", "bindings", "params_binding", "workgroup_size", "words_per_thread", "accessors", "helpers", "s0", "loads", "out_word", "a", "b", "c", "expression"};
 inline constexpr Family foreach{"foreach",
 R"wgsl(// The foreach family (_foreach_add_, _foreach_addcdiv_, ..., aten/foreach_ops.cpp): one op of
 // backend/ops.yaml over several tensors of a list in one dispatch, each a slot (lib/tensor_slots.wgsl)
@@ -1456,9 +1456,10 @@ fn slot_of(group: u32) -> u32 {
   return low;
 }
 
-// The thread's word within its slot's tensor, or none past its end (slots hold at least one element).
-fn slot_word(group: u32, local: u32, slot: u32, workgroup_size: u32) -> u32 {
-  return (group - p.slot[slot].x) * workgroup_size + local;
+// The thread's first word within its slot's tensor, a workgroup spanning `span` words (past the
+// tensor's end for the grid's spare workgroups).
+fn slot_word(group: u32, local: u32, slot: u32, span: u32) -> u32 {
+  return (group - p.slot[slot].x) * span + local;
 }
 // ---- end of lib/tensor_slots.wgsl ----
 struct Params {
@@ -1474,6 +1475,7 @@ struct Params {
 @group(0) @binding({{params_binding}}) var<uniform> p: Params;
 
 const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
+const WORDS_PER_THREAD: u32 = {{words_per_thread}}u;
 
 {{accessors}}
 
@@ -1493,25 +1495,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let slot = slot_of(group);
   let info = p.slot[slot];
   let count = info.y;
-  let w = slot_word(group, local, slot, WORKGROUP_SIZE);
-  // count >= 1: empty tensors get no slot.
-  if (w > (count - 1u) / LANES) { return; }
   let offsets = p.offsets[slot];
   let listed = bitcast<f32>(info.z);
   let s0 = {{s0}};
+  let last = (count - 1u) / LANES; // count >= 1: empty tensors get no slot
+  // Several words a thread: the slot lookup above costs more than one word's op on some drivers.
+  let first = slot_word(group, local, slot, WORKGROUP_SIZE * WORDS_PER_THREAD);
+  for (var j = 0u; j < WORDS_PER_THREAD; j++) {
+    let w = first + j * WORKGROUP_SIZE;
+    if (w > last) { break; }
 {{loads}}
-  var out_word = {{out_word}};
-  for (var lane = 0u; lane < LANES; lane++) {
-    if (w * LANES + lane >= count) { break; }
-    let a = {{a}};
-    let b = {{b}};
-    let c = {{c}};
-    out_word = with_lane(out_word, lane, {{expression}});
+    var out_word = {{out_word}};
+    for (var lane = 0u; lane < LANES; lane++) {
+      if (w * LANES + lane >= count) { break; }
+      let a = {{a}};
+      let b = {{b}};
+      let c = {{c}};
+      out_word = with_lane(out_word, lane, {{expression}});
+    }
+    store_0(slot, offsets.x + w, out_word);
   }
-  store_0(slot, offsets.x + w, out_word);
 }
 )wgsl",
-foreach_holes, 15};
+foreach_holes, 16};
 
 inline constexpr std::string_view fused_adam_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "bindings", "scalars_binding", "params_binding", "accessors", "amsgrad", "adamw", "workgroup_size"};
 inline constexpr Family fused_adam{"fused_adam",
@@ -1647,9 +1653,10 @@ fn slot_of(group: u32) -> u32 {
   return low;
 }
 
-// The thread's word within its slot's tensor, or none past its end (slots hold at least one element).
-fn slot_word(group: u32, local: u32, slot: u32, workgroup_size: u32) -> u32 {
-  return (group - p.slot[slot].x) * workgroup_size + local;
+// The thread's first word within its slot's tensor, a workgroup spanning `span` words (past the
+// tensor's end for the grid's spare workgroups).
+fn slot_word(group: u32, local: u32, slot: u32, span: u32) -> u32 {
+  return (group - p.slot[slot].x) * span + local;
 }
 // ---- end of lib/tensor_slots.wgsl ----
 struct Params {
@@ -1697,8 +1704,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (step_skipped()) { return; }
   let at = p.offsets[slot] + vec4<u32>(w);
 
-  // Step counts are whole numbers (torch.op)wgsl"
-R"wgsl(tim keeps them in float32 and adds 1 per step).
+  // Step counts are)wgsl"
+R"wgsl( whole numbers (torch.optim keeps them in float32 and adds 1 per step).
   let t = u32(bitcast<f32>(load_step(slot, info.w)));
   let bias_correction1 = one_minus_power(p.beta1, p.one_minus_beta1, t);
   let bias_correction2_sqrt = sqrt(one_minus_power(p.beta2, p.one_minus_beta2, t));
@@ -1889,9 +1896,10 @@ fn slot_of(group: u32) -> u32 {
   return low;
 }
 
-// The thread's word within its slot's tensor, or none past its end (slots hold at least one element).
-fn slot_word(group: u32, local: u32, slot: u32, workgroup_size: u32) -> u32 {
-  return (group - p.slot[slot].x) * workgroup_size + local;
+// The thread's first word within its slot's tensor, a workgroup spanning `span` words (past the
+// tensor's end for the grid's spare workgroups).
+fn slot_word(group: u32, local: u32, slot: u32, span: u32) -> u32 {
+  return (group - p.slot[slot].x) * span + local;
 }
 // ---- end of lib/tensor_slots.wgsl ----
 struct Params {
@@ -1940,8 +1948,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (w * LANES + lane >= count) { break; }
     var g = gradient(&grad_word, lane, scale);
     let x = lane_value(param_word, lane);
-    if (WEIGHT_DECAY) { g = g + x * p.weight_decay; )wgsl"
-R"wgsl(}
+    if (WEIGHT_DECAY) { g = )wgsl"
+R"wgsl(g + x * p.weight_decay; }
     if (MOMENTUM) {
       var b = g;
       if (!FIRST_STEP) { b = lane_value(buffer_word, lane) * p.momentum + g * p.one_minus_dampening; }

@@ -21,6 +21,7 @@ struct Params {
 @group(0) @binding({{params_binding}}) var<uniform> p: Params;
 
 const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
+const WORDS_PER_THREAD: u32 = {{words_per_thread}}u;
 
 {{accessors}}
 
@@ -40,20 +41,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let slot = slot_of(group);
   let info = p.slot[slot];
   let count = info.y;
-  let w = slot_word(group, local, slot, WORKGROUP_SIZE);
-  // count >= 1: empty tensors get no slot.
-  if (w > (count - 1u) / LANES) { return; }
   let offsets = p.offsets[slot];
   let listed = bitcast<f32>(info.z);
   let s0 = {{s0}};
+  let last = (count - 1u) / LANES; // count >= 1: empty tensors get no slot
+  // Several words a thread: the slot lookup above costs more than one word's op on some drivers.
+  let first = slot_word(group, local, slot, WORKGROUP_SIZE * WORDS_PER_THREAD);
+  for (var j = 0u; j < WORDS_PER_THREAD; j++) {
+    let w = first + j * WORKGROUP_SIZE;
+    if (w > last) { break; }
 {{loads}}
-  var out_word = {{out_word}};
-  for (var lane = 0u; lane < LANES; lane++) {
-    if (w * LANES + lane >= count) { break; }
-    let a = {{a}};
-    let b = {{b}};
-    let c = {{c}};
-    out_word = with_lane(out_word, lane, {{expression}});
+    var out_word = {{out_word}};
+    for (var lane = 0u; lane < LANES; lane++) {
+      if (w * LANES + lane >= count) { break; }
+      let a = {{a}};
+      let b = {{b}};
+      let c = {{c}};
+      out_word = with_lane(out_word, lane, {{expression}});
+    }
+    store_0(slot, offsets.x + w, out_word);
   }
-  store_0(slot, offsets.x + w, out_word);
 }

@@ -21,7 +21,8 @@ fn slot_of(group: u32) -> u32 {
   return low;
 }
 
-// The thread's word within its slot's tensor, or none past its end (slots hold at least one element).
-fn slot_word(group: u32, local: u32, slot: u32, workgroup_size: u32) -> u32 {
-  return (group - p.slot[slot].x) * workgroup_size + local;
+// The thread's first word within its slot's tensor, a workgroup spanning `span` words (past the
+// tensor's end for the grid's spare workgroups).
+fn slot_word(group: u32, local: u32, slot: u32, span: u32) -> u32 {
+  return (group - p.slot[slot].x) * span + local;
 }
