@@ -4,7 +4,8 @@
 // as the adapter's bindings allow), computing each element with the expression of the per-tensor op's
 // row of backend/ops.yaml, so results are the per-tensor op's bit for bit. A list the kernel does not
 // take (another dtype, tensors on several devices or of several dtypes, a non-contiguous tensor, an
-// input partly overlapping its output, a complex scalar) runs through torch's own per-tensor loop,
+// input partly overlapping its output, a complex scalar), and every list on a software adapter, where
+// the per-tensor kernels are faster (kernels/tensor_slots.cpp), runs through torch's own per-tensor loop,
 // whose per-tensor ops stay on the device (or fall back one by one, counted, where they must), and
 // which raises PyTorch's errors for malformed lists.
 #include <ATen/ATen.h>
@@ -28,6 +29,7 @@
 #include "aten/common.h"
 #include "kernels/foreach_kernel.h"
 #include "kernels/generated/elementwise_ops.h"
+#include "kernels/tensor_slots.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -104,7 +106,7 @@ bool kernel_takes(const Call& call, bool in_place) {
   const at::TensorList self = call.self;
   if (self.empty() || !self[0].defined() || !self[0].device().is_privateuseone()) return false;
   const at::Tensor& first = self[0];
-  if (!kernel_dtype(first.scalar_type())) return false;
+  if (!kernel_dtype(first.scalar_type()) || !kernels::many_slots_pay(context_of(first))) return false;
   for (const at::TensorList& list : call.lists)
     if (list.size() != self.size()) return false;
   if (call.uses(Listed) && call.listed.size() != self.size()) return false;

@@ -7,16 +7,29 @@
 
 namespace torch_dml::kernels {
 
+namespace {
+
+// TORCH_DML_TENSOR_SLOTS=n: at most n slots a launch, on any adapter (tests run the many-slot kernels
+// on lavapipe with it); read per launch, so a test may set it.
+const char* forced_slots() {
+  return std::getenv("TORCH_DML_TENSOR_SLOTS");
+}
+
+} // namespace
+
+bool many_slots_pay(runtime::DeviceContext& context) {
+  // A software adapter (lavapipe) runs every case of the slot switch for every thread, masked, so each
+  // slot costs every element a load: a foreach mul_ over 60 tensors of 64Ki floats took 3x the
+  // per-tensor loop's time with 4 slots, 40x with 32, and 1.7x with one (the loop's kernels load four
+  // elements at once). A GPU branches on the uniform slot.
+  return context.adapter().adapter_type != "cpu" || forced_slots() != nullptr;
+}
+
 uint32_t slots_for(runtime::DeviceContext& context, uint32_t operands, uint32_t shared) {
   const uint32_t bindings = std::min<uint32_t>(Launch::kMaxOperands, context.limits().maxStorageBuffersPerShaderStage);
-  uint32_t cap = kMaxSlots;
-  // A software adapter (lavapipe) runs every case of the slot switch for every thread, masked, so each
-  // slot costs every element a load: a foreach mul_ over 60 tensors took 3x the per-tensor loop's time
-  // with 4 slots and 40x with 32, and the same with one. A GPU branches on the uniform slot.
-  if (context.adapter().adapter_type == "cpu") cap = 1;
-  // TORCH_DML_TENSOR_SLOTS=n caps the slots anywhere (tests run chunking on lavapipe with it).
-  if (const char* forced = std::getenv("TORCH_DML_TENSOR_SLOTS")) cap = static_cast<uint32_t>(std::atoi(forced));
-  return std::clamp<uint32_t>((bindings > shared ? bindings - shared : 0) / operands, 1, std::max(cap, 1u));
+  uint32_t cap = many_slots_pay(context) ? kMaxSlots : 1;
+  if (const char* forced = forced_slots()) cap = static_cast<uint32_t>(std::max(1, std::atoi(forced)));
+  return std::clamp<uint32_t>((bindings > shared ? bindings - shared : 0) / operands, 1, cap);
 }
 
 std::string slot_bindings(uint32_t slots, std::span<const char* const> names) {
