@@ -62,7 +62,8 @@ std::string kernel_name(const ForeachProblem& pr, const Lanes& lanes, uint32_t s
 
 const char* const kOperandNames[kForeachMaxOperands] = {"0", "1", "2", "3"};
 
-std::string source_code(const ForeachProblem& pr, const Lanes& lanes, uint32_t slots) {
+// `wide`: the device's float32 helpers may compute in float64 (fixed per device, so not in the name).
+std::string source_code(const ForeachProblem& pr, const Lanes& lanes, uint32_t slots, bool wide) {
   const std::span<const char* const> names(kOperandNames, pr.operands);
   std::string loads;
   for (uint32_t k = 0; k < pr.operands; ++k)
@@ -76,7 +77,7 @@ std::string source_code(const ForeachProblem& pr, const Lanes& lanes, uint32_t s
                  {"workgroup_size", std::to_string(kWorkgroupSize)},
                  {"words_per_thread", std::to_string(kWordsPerThread)},
                  {"accessors", slot_accessors(slots, names)},
-                 {"helpers", math_helpers(expression, Value::F32)},
+                 {"helpers", math_helpers(expression, Value::F32, wide)},
                  {"lanes", std::to_string(lanes.per_word)},
                  {"decode", lanes.decode},
                  {"encode", lanes.encode},
@@ -145,9 +146,10 @@ std::string foreach_run(runtime::DeviceContext& context, const ForeachProblem& p
     if (!chunks.back().launch.ok()) return chunks.back().launch.reason();
   }
   const std::string name = kernel_name(pr, *lanes, slots);
+  const bool wide = wide_float32_math(context);
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
   for (Chunk& chunk : chunks)
-    chunk.launch.run(name, [&] { return source_code(pr, *lanes, slots); }, chunk.params, chunk.groups);
+    chunk.launch.run(name, [&] { return source_code(pr, *lanes, slots, wide); }, chunk.params, chunk.groups);
   return "";
 }
 
