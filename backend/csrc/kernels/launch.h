@@ -29,7 +29,7 @@ constexpr uint32_t kWorkgroupSize = 256;
 
 class Launch {
  public:
-  // Multi-tensor launches (kernels/foreach_kernel.h) bind several tensors' operands; the adapter's
+  // Multi-tensor launches (kernels/tensor_slots.h) bind several tensors' operands; the adapter's
   // maxStorageBuffersPerShaderStage may allow fewer, which those launches ask for first.
   static constexpr uint32_t kMaxOperands = runtime::kMaxStorageBindings;
 

@@ -27,7 +27,7 @@ struct StorageBinding {
   uint64_t size = 0;   // bytes, a multiple of 4
 };
 
-// The foreach kernels bind up to this many; the others 8 at most (WebGPU's default limit).
+// Multi-tensor launches bind up to this many; the other kernels 8 at most (WebGPU's default limit).
 constexpr uint32_t kMaxStorageBindings = 32;
 
 // What a bind group is made of; the parameters block is bound at a dynamic offset, so a training
