@@ -1,5 +1,6 @@
-"""python -m benchmarks.optimizer_step [--width N] [--steps N]: kernel launches and time per optimizer step
-on dml, foreach (torch.optim's default) against fused=True, for the 20 tensors of ten linear layers."""
+"""python -m benchmarks.optimizer_step [--width N] [--layers N] [--steps N]: kernel launches and time per
+optimizer step on dml, foreach (torch.optim's default) against fused=True, for the weights and biases of
+`--layers` linear layers (ten: 20 tensors)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ KINDS = (("Adam", torch.optim.Adam, {}), ("AdamW", torch.optim.AdamW, {"weight_d
          ("SGD momentum", torch.optim.SGD, {"momentum": 0.9}))
 
 
-def measure(optimizer: type, extra: dict, fused: bool, width: int, steps: int) -> tuple[int, float]:
+def measure(optimizer: type, extra: dict, fused: bool, width: int, layers: int, steps: int) -> tuple[int, float]:
     """(launches per step, median ms per step), the state created by a first, untimed step."""
-    params = optimizer_params("dml", width)
+    params = optimizer_params("dml", width, layers)
     opt = optimizer(params, lr=1e-3, fused=fused, foreach=not fused, **extra)
     opt.step()
     torch.dml.synchronize()
@@ -37,13 +38,15 @@ def measure(optimizer: type, extra: dict, fused: bool, width: int, steps: int) -
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.optimizer_step", description=__doc__)
     parser.add_argument("--width", type=int, default=256)
+    parser.add_argument("--layers", type=int, default=10)
     parser.add_argument("--steps", type=int, default=10)
     args = parser.parse_args()
-    print(f"{torch_dml.device_name(0)}; 20 tensors, {10 * (args.width + 1) * args.width} parameters")
+    print(f"{torch_dml.device_name(0)}; {2 * args.layers} tensors, "
+          f"{args.layers * (args.width + 1) * args.width} parameters")
     print(f"{'optimizer':<14} {'mode':<8} {'launches/step':>13} {'ms/step':>9}")
     for name, optimizer, extra in KINDS:
         for fused in (False, True):
-            launches, ms = measure(optimizer, extra, fused, args.width, args.steps)
+            launches, ms = measure(optimizer, extra, fused, args.width, args.layers, args.steps)
             print(f"{name:<14} {'fused' if fused else 'foreach':<8} {launches:>13} {ms:>9.2f}")
 
 

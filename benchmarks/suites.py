@@ -167,10 +167,10 @@ def _optimizer(quick: bool) -> Iterator[Case]:
                        "ms/step", make, 0.0)
 
 
-def optimizer_params(device: str, width: int) -> list[torch.Tensor]:
-    """The weights and biases of ten width x width linear layers, with gradients."""
+def optimizer_params(device: str, width: int, layers: int = 10) -> list[torch.Tensor]:
+    """The weights and biases of `layers` width x width linear layers, with gradients."""
     torch.manual_seed(0)
-    params = [p.detach().requires_grad_() for _ in range(10)
+    params = [p.detach().requires_grad_() for _ in range(layers)
               for p in torch.nn.Linear(width, width).to(device).parameters()]
     for p in params:
         p.grad = torch.randn_like(p)

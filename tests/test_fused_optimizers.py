@@ -1,11 +1,12 @@
 """torch.optim's fused steps (Adam, AdamW, SGD with fused=True) run natively on dml (strict mode) and
 follow the same optimizer on the CPU (fused=False) step by step: every flag, float32/float16/bfloat16,
-tensor learning rates, GradScaler's unscaling and skipped steps. Also: one launch per parameter tensor,
+tensor learning rates, GradScaler's unscaling and skipped steps. Also: one launch per chunk of parameters,
 and the inputs the kernels decline (float64, non-contiguous) reach the counted fallback, which names why."""
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 
 import pytest
@@ -195,9 +196,16 @@ def test_found_inf_skips_without_unscaling():
     assert torch.equal(exp_avg.cpu(), torch.zeros(6))
 
 
-def test_one_launch_per_parameter_tensor():
-    """A fused Adam step over 20 tensors records 20 kernel launches beside the 20 step increments
-    (torch.optim's _foreach_add_), where the foreach implementation records several per tensor."""
+def storage_limit() -> int:
+    return min(32, torch.dml.get_device_properties(0).limits["maxStorageBuffersPerShaderStage"])
+
+
+def test_one_launch_per_chunk_of_parameters(monkeypatch):
+    """A fused Adam step over 20 tensors records one launch per chunk of as many parameters as the
+    adapter's storage bindings take (5 per parameter beside the shared scalars) and one for the step
+    increments (torch.optim's _foreach_add_); the foreach implementation records more. A software
+    adapter takes one parameter a launch unless TORCH_DML_TENSOR_SLOTS says otherwise."""
+    monkeypatch.setenv("TORCH_DML_TENSOR_SLOTS", "32")
     def dispatches_per_step(fused: bool) -> int:
         gen = torch.Generator().manual_seed(0)
         params = [torch.randn(64, 32, generator=gen).to("dml").requires_grad_() for _ in range(20)]
@@ -212,10 +220,52 @@ def test_one_launch_per_parameter_tensor():
 
     with torch_dml.strict():
         fused = dispatches_per_step(True)
-    foreach = dispatches_per_step(False)
-    # _foreach_add_ on the step counts is ATen's per-tensor loop today: one launch each.
-    assert fused == 40
-    assert foreach >= 2 * fused
+        foreach = dispatches_per_step(False)
+    slots = max(1, (storage_limit() - 1) // 5)
+    assert fused == math.ceil(20 / slots) + 1
+    assert foreach > fused
+
+
+# More parameters than one launch takes on any adapter, of sizes that leave packed words half used.
+MANY_SHAPES = [(n,) for n in (1, 0, 3, 5, 7, 64, 129, 2, 1000)] * 4
+
+
+@pytest.mark.parametrize("slots", ["1", "32"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("name", ["Adam amsgrad", "AdamW", "SGD momentum", "SGD"])
+def test_many_parameters_match_the_cpu(name, dtype, slots, monkeypatch):
+    monkeypatch.setenv("TORCH_DML_TENSOR_SLOTS", slots)
+    make = {
+        "Adam amsgrad": lambda ps, fused: torch.optim.Adam(ps, lr=1e-2, amsgrad=True, weight_decay=0.1, fused=fused),
+        "AdamW": lambda ps, fused: torch.optim.AdamW(ps, lr=1e-2, weight_decay=0.1, fused=fused),
+        "SGD momentum": lambda ps, fused: torch.optim.SGD(ps, lr=1e-2, momentum=0.9, nesterov=True, fused=fused),
+        "SGD": lambda ps, fused: torch.optim.SGD(ps, lr=1e-2, weight_decay=0.1, fused=fused),
+    }[name]
+
+    def run(device: str, fused: bool, split: bool = False) -> list[torch.Tensor]:
+        gen = torch.Generator().manual_seed(0)
+        params = [torch.randn(s, generator=gen).to(dtype).to(device).requires_grad_() for s in MANY_SHAPES]
+        opts = [make([p], fused) for p in params] if split else [make(params, fused)]
+        for _ in range(3):
+            for p in params:
+                p.grad = torch.randn(p.shape, generator=gen).to(dtype).to(device)
+            for opt in opts:
+                opt.step()
+        state = [v for o in opts for p in params if p in o.state for v in o.state[p].values()
+                 if torch.is_tensor(v) and v.dim()]
+        return [t.detach().cpu() for t in params + state]
+
+    with torch_dml.strict():
+        actual = run("dml", True)
+        one_per_call = run("dml", True, split=True)
+    # Chunked launches compute each parameter exactly as a launch of its own.
+    for a, e in zip(actual, one_per_call, strict=True):
+        torch.testing.assert_close(a, e, atol=0, rtol=0)
+    # float16 on the CPU loop: eps = 1e-8 underflows to 0 and its divisions give inf/NaN.
+    if dtype != torch.float16:
+        atol, rtol = TOLERANCE[dtype]
+        for a, e in zip(actual, run("cpu", False), strict=True):
+            torch.testing.assert_close(a, e, atol=atol, rtol=rtol)
 
 
 @pytest.mark.skipif(not torch_dml.has_float64_support(0), reason="the adapter has no shader-f64")

@@ -1,5 +1,6 @@
 // torch.optim's fused steps on dml (Adam/AdamW/SGD with fused=True): _fused_adam_, _fused_adamw_ and
-// _fused_sgd_, plain and tensor_lr. One kernel launch per parameter tensor, plus, when a call brings
+// _fused_sgd_, plain and tensor_lr. One kernel launch per chunk of parameter tensors (as many as the
+// adapter's storage bindings allow), plus, when a call brings
 // more than one device scalar (a dml lr tensor, GradScaler's scale, found_inf), one cat gathering them;
 // nothing is read back to the host. A call with a tensor the kernels cannot take (float64, not
 // contiguous, a packed tensor not starting on a u32 word, a step count not float32 on the device) runs
@@ -123,22 +124,6 @@ Scalars gather_scalars(const char* op, const at::Tensor& param, double lr, const
   return s;
 }
 
-// Plans every step before recording any, so a declined call has changed nothing when it falls back.
-template <typename Step>
-std::string record_steps(runtime::DeviceContext& context, const std::vector<Step>& steps,
-                         std::string (*reason_of)(runtime::DeviceContext&, const Step&),
-                         void (*record)(runtime::DeviceContext&, const Step&)) {
-  for (const Step& s : steps) {
-    if (s.count == 0) continue;
-    std::string reason = reason_of(context, s);
-    if (!reason.empty()) return reason;
-  }
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  for (const Step& s : steps)
-    if (s.count) record(context, s);
-  return "";
-}
-
 // ---- Adam / AdamW ----
 
 struct AdamArgs {
@@ -189,7 +174,7 @@ std::string adam(const char* op, bool adamw, const AdamArgs& a, const at::Tensor
     s.maximize = a.maximize;
     s.adamw = adamw;
   }
-  return record_steps(context, steps, &kernels::adam_step_unsupported_reason, &kernels::adam_step);
+  return kernels::adam_steps(context, steps);
 }
 
 // What a declined call tells the fallback: "(Double on <adapter>: <reason>)".
@@ -270,7 +255,7 @@ std::string sgd(const SgdArgs& a, const at::Tensor* lr_tensor) {
     s.maximize = a.maximize;
     s.first_step = a.first_step;
   }
-  return record_steps(context, steps, &kernels::sgd_step_unsupported_reason, &kernels::sgd_step);
+  return kernels::sgd_steps(context, steps);
 }
 
 template <bool TensorLr>

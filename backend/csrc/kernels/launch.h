@@ -29,7 +29,9 @@ constexpr uint32_t kWorkgroupSize = 256;
 
 class Launch {
  public:
-  static constexpr uint32_t kMaxOperands = 8;
+  // Multi-tensor launches (kernels/tensor_slots.h) bind several tensors' operands; the adapter's
+  // maxStorageBuffersPerShaderStage may allow fewer, which those launches ask for first.
+  static constexpr uint32_t kMaxOperands = runtime::kMaxStorageBindings;
 
   // `op` and `dtype` name the launch in errors ("softmax of Half cannot run on <adapter>: ...").
   Launch(runtime::DeviceContext& context, std::string_view op, c10::ScalarType dtype);

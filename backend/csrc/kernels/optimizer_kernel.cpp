@@ -1,36 +1,21 @@
 #include "kernels/optimizer_kernel.h"
 
 #include <algorithm>
+#include <mutex>
+#include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
+#include "kernels/tensor_slots.h"
+#include "kernels/wgsl_family.h"
+#include "kernels/word_lanes.h"
 
 namespace torch_dml::kernels {
 namespace {
-
-// How a dtype's elements sit in the u32 words the kernels own (lib/optimizer_lanes.wgsl's holes).
-struct Lanes {
-  uint32_t per_word;
-  const char* name;
-  const char* decode;
-  const char* encode;
-};
-
-std::optional<Lanes> lanes_of(c10::ScalarType type) {
-  switch (type) {
-    case c10::kFloat: return Lanes{1, "f32", "bitcast<f32>(word)", "bitcast<u32>(v)"};
-    case c10::kHalf:
-      return Lanes{2, "f16", "unpack2x16float(word >> (16u * lane)).x",
-                   "insertBits(word, pack2x16float(vec2<f32>(v, 0.0f)), 16u * lane, 16u)"};
-    case c10::kBFloat16:
-      return Lanes{2, "bf16", "bitcast<f32>((word >> (16u * lane)) << 16u)",
-                   "insertBits(word, bf16_bits(v), 16u * lane, 16u)"};
-    default: return std::nullopt;
-  }
-}
 
 // Binds one more operand of the parameter's dtype and shape; returns its first word in its window.
 uint32_t bind_words(Launch& launch, const DeviceTensorRef& t, uint64_t count, c10::ScalarType type,
@@ -57,120 +42,190 @@ void bind_scalars(Launch& launch, const DeviceScalars& s, const DeviceTensorRef&
   p.found_inf_index = s.found_inf.value_or(0);
 }
 
-// Records one step. The variant is the family, the dtype and the options (each a WGSL constant, in the
-// order given, spelled 0/1 in the pipeline's name).
-template <typename Plan>
-void run_step(Plan& plan, const wgsl::Family& family, c10::ScalarType type,
-              std::initializer_list<std::pair<const char*, bool>> options) {
-  const Lanes lanes = *lanes_of(type);
-  std::string name = std::string(family.name) + "/" + lanes.name + "/";
-  std::vector<Hole> holes{{"lanes", std::to_string(lanes.per_word)},
-                          {"decode", lanes.decode},
-                          {"encode", lanes.encode},
-                          {"workgroup_size", std::to_string(kWorkgroupSize)}};
-  for (const auto& [option, on] : options) {
-    name += on ? '1' : '0';
-    holes.push_back({option, on ? "true" : "false"});
+// Steps of one launch: at most `slots` parameters, all of one dtype, none empty.
+template <typename Step>
+std::vector<std::vector<const Step*>> chunks_of(std::span<const Step> steps, uint32_t slots) {
+  std::vector<std::vector<const Step*>> chunks;
+  for (const Step& s : steps) {
+    if (s.count == 0) continue; // an empty tensor has no buffer to bind
+    if (chunks.empty() || chunks.back().size() == slots || chunks.back().front()->param.dtype != s.param.dtype)
+      chunks.emplace_back();
+    chunks.back().push_back(&s);
   }
-  plan.launch.run(name, [&] { return render(family, holes); }, plan.params, groups_for(plan.params.words));
+  return chunks;
 }
 
-struct AdamPlan {
+// An optional operand the variant leaves out: accessors that touch nothing, for code it never runs.
+std::string absent_operand(const char* name) {
+  return std::string("fn load_") + name + "(slot: u32, i: u32) -> u32 { return 0u; }\nfn store_" + name +
+      "(slot: u32, i: u32, v: u32) {}\n";
+}
+
+template <typename P>
+struct Chunk {
   Launch launch;
-  wgsl::FusedAdamParams params;
+  c10::ScalarType dtype;
+  P params{};
+  uint64_t groups = 0;
 };
 
-AdamPlan plan(runtime::DeviceContext& context, const AdamStep& s) {
-  const c10::ScalarType type = s.param.dtype;
-  AdamPlan plan{Launch(context, s.adamw ? "_fused_adamw_" : "_fused_adam_", type), {}};
-  Launch& launch = plan.launch;
+// Binds the chunk's slots: `bind_slot(launch, step, per_word, slot, params)` binds one step's operands
+// in the family's order and records its offsets in `params` (null past the chunk's steps); slots past the chunk's steps bind its first
+// step again, which no workgroup reads, so every chunk of a call shares one variant. Then the shared
+// device scalars, and the slot table's workgroups and elements.
+template <typename P, typename Step, typename BindSlot>
+Chunk<P> plan_chunk(runtime::DeviceContext& context, const char* op, const std::vector<const Step*>& steps,
+                    uint32_t slots, BindSlot&& bind_slot) {
+  const c10::ScalarType type = steps.front()->param.dtype;
+  Chunk<P> chunk{Launch(context, op, type), type};
+  Launch& launch = chunk.launch;
   const auto lanes = lanes_of(type);
   launch.require(lanes.has_value(), "a dtype other than float32, float16 or bfloat16");
   const uint32_t per_word = lanes ? lanes->per_word : 1;
-  const uint64_t words = (s.count + per_word - 1) / per_word;
-  launch.require_u32(s.count, "elements");
-  wgsl::FusedAdamParams& p = plan.params;
-  p.count = static_cast<uint32_t>(s.count);
-  p.words = static_cast<uint32_t>(words);
-  p.param_offset = bind_words(launch, s.param, s.count, type, per_word);
-  p.grad_offset = bind_words(launch, s.grad, s.count, type, per_word);
-  p.exp_avg_offset = bind_words(launch, s.exp_avg, s.count, type, per_word);
-  p.exp_avg_sq_offset = bind_words(launch, s.exp_avg_sq, s.count, type, per_word);
-  p.max_exp_avg_sq_offset = bind_words(launch, s.max_exp_avg_sq.value_or(s.exp_avg_sq), s.count, type, per_word);
-  launch.require(s.step.dtype == c10::kFloat, "a step count that is not float32");
-  p.step_offset = launch.bind(s.step, 1);
-  bind_scalars(launch, s.scalars, s.step, p);
-  p.lr = static_cast<float>(s.lr);
-  p.beta1 = static_cast<float>(s.beta1);
-  p.beta2 = static_cast<float>(s.beta2);
-  p.one_minus_beta1 = static_cast<float>(1.0 - s.beta1);
-  p.one_minus_beta2 = static_cast<float>(1.0 - s.beta2);
-  p.weight_decay = static_cast<float>(s.weight_decay);
-  p.decay = static_cast<float>(1.0 - s.lr * s.weight_decay);
-  p.eps = static_cast<float>(s.eps);
-  return plan;
+  P& p = chunk.params;
+  p.slots = static_cast<uint32_t>(steps.size());
+  for (uint32_t s = 0; s < slots; ++s) {
+    const Step& step = *steps[s < steps.size() ? s : 0];
+    launch.require_u32(step.count, "elements");
+    bind_slot(launch, step, per_word, s, s < steps.size() ? &p : nullptr);
+    if (s >= steps.size()) continue;
+    const uint64_t groups = groups_for((step.count + per_word - 1) / per_word);
+    // The last slot's index arithmetic also serves the grid's spare workgroups (fewer than 65536).
+    launch.require_u32((chunk.groups + groups + 65536) * kWorkgroupSize, "threads");
+    p.slot[s][0] = static_cast<uint32_t>(chunk.groups);
+    p.slot[s][1] = static_cast<uint32_t>(step.count);
+    chunk.groups += groups;
+  }
+  const Step& first = *steps.front();
+  bind_scalars(launch, first.scalars, first.param, p);
+  return chunk;
 }
 
-struct SgdPlan {
-  Launch launch;
-  wgsl::FusedSgdParams params;
-};
-
-SgdPlan plan(runtime::DeviceContext& context, const SgdStep& s) {
-  const c10::ScalarType type = s.param.dtype;
-  SgdPlan plan{Launch(context, "_fused_sgd_", type), {}};
-  Launch& launch = plan.launch;
-  const auto lanes = lanes_of(type);
-  launch.require(lanes.has_value(), "a dtype other than float32, float16 or bfloat16");
-  const uint32_t per_word = lanes ? lanes->per_word : 1;
-  launch.require_u32(s.count, "elements");
-  wgsl::FusedSgdParams& p = plan.params;
-  p.count = static_cast<uint32_t>(s.count);
-  p.words = static_cast<uint32_t>((s.count + per_word - 1) / per_word);
-  p.param_offset = bind_words(launch, s.param, s.count, type, per_word);
-  p.grad_offset = bind_words(launch, s.grad, s.count, type, per_word);
-  p.buffer_offset = bind_words(launch, s.momentum_buffer.value_or(s.param), s.count, type, per_word);
-  bind_scalars(launch, s.scalars, s.param, p);
-  p.lr = static_cast<float>(s.lr);
-  p.weight_decay = static_cast<float>(s.weight_decay);
-  p.momentum = static_cast<float>(s.momentum);
-  p.one_minus_dampening = static_cast<float>(1.0 - s.dampening);
-  return plan;
+// Records every chunk once all are planned. The variant is the family, the dtype, the slots and the
+// options (each a WGSL constant, in the order given, spelled 0/1 in the pipeline's name).
+template <typename P>
+std::string record_chunks(runtime::DeviceContext& context, std::vector<Chunk<P>>& chunks, const wgsl::Family& family,
+                          uint32_t slots, std::span<const char* const> operands, const char* optional_operand,
+                          bool with_optional, std::initializer_list<std::pair<const char*, bool>> options) {
+  for (const Chunk<P>& c : chunks)
+    if (!c.launch.ok()) return c.launch.reason();
+  if (chunks.empty()) return "";
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  for (Chunk<P>& chunk : chunks) {
+    const Lanes lanes = *lanes_of(chunk.dtype);
+    std::string name = std::string(family.name) + "/" + lanes.name + "/s" + std::to_string(slots) + "/";
+    const uint32_t bound = slots * static_cast<uint32_t>(operands.size());
+    std::vector<Hole> holes{{"lanes", std::to_string(lanes.per_word)},
+                            {"decode", lanes.decode},
+                            {"encode", lanes.encode},
+                            {"workgroup_size", std::to_string(kWorkgroupSize)},
+                            {"bindings", slot_bindings(slots, operands)},
+                            {"accessors", slot_accessors(slots, operands) +
+                                 (with_optional ? std::string() : absent_operand(optional_operand))},
+                            {"scalars_binding", std::to_string(bound)},
+                            {"params_binding", std::to_string(bound + 1)}};
+    for (const auto& [option, on] : options) {
+      name += on ? '1' : '0';
+      holes.push_back({option, on ? "true" : "false"});
+    }
+    chunk.launch.run(name, [&] { return render(family, holes); }, chunk.params, chunk.groups);
+  }
+  return "";
 }
+
+const char* const kAdamOperands[] = {"param", "grad", "exp_avg", "exp_avg_sq", "step", "max_exp_avg_sq"};
+const char* const kSgdOperands[] = {"param", "grad", "momentum_buffer"};
 
 } // namespace
 
-std::string adam_step_unsupported_reason(runtime::DeviceContext& context, const AdamStep& step) {
-  return plan(context, step).launch.reason();
+std::string adam_steps(runtime::DeviceContext& context, std::span<const AdamStep> steps) {
+  if (steps.empty()) return "";
+  const AdamStep& first = steps.front();
+  const bool amsgrad = first.max_exp_avg_sq.has_value();
+  const std::span<const char* const> operands(kAdamOperands, amsgrad ? 6 : 5);
+  const uint32_t slots = slots_for(context, static_cast<uint32_t>(operands.size()), 1);
+  const char* op = first.adamw ? "_fused_adamw_" : "_fused_adam_";
+  std::vector<Chunk<wgsl::FusedAdamParams>> chunks;
+  for (const auto& group : chunks_of(steps, slots)) {
+    auto bind_slot = [&](Launch& launch, const AdamStep& s, uint32_t per_word, uint32_t slot,
+                         wgsl::FusedAdamParams* p) {
+      const c10::ScalarType type = s.param.dtype;
+      const uint32_t words[4] = {bind_words(launch, s.param, s.count, type, per_word),
+                                 bind_words(launch, s.grad, s.count, type, per_word),
+                                 bind_words(launch, s.exp_avg, s.count, type, per_word),
+                                 bind_words(launch, s.exp_avg_sq, s.count, type, per_word)};
+      launch.require(s.step.dtype == c10::kFloat, "a step count that is not float32");
+      const uint32_t step = launch.bind(s.step, 1);
+      uint32_t max_word = 0;
+      if (amsgrad) {
+        launch.require(s.max_exp_avg_sq.has_value(), "amsgrad state for some parameters only");
+        max_word = bind_words(launch, s.max_exp_avg_sq.value_or(s.exp_avg_sq), s.count, type, per_word);
+      }
+      if (!p) return;
+      std::copy(std::begin(words), std::end(words), p->offsets[slot]);
+      p->slot[slot][2] = max_word;
+      p->slot[slot][3] = step;
+    };
+    chunks.push_back(plan_chunk<wgsl::FusedAdamParams>(context, op, group, slots, bind_slot));
+    wgsl::FusedAdamParams& p = chunks.back().params;
+    p.lr = static_cast<float>(first.lr);
+    p.beta1 = static_cast<float>(first.beta1);
+    p.beta2 = static_cast<float>(first.beta2);
+    p.one_minus_beta1 = static_cast<float>(1.0 - first.beta1);
+    p.one_minus_beta2 = static_cast<float>(1.0 - first.beta2);
+    p.weight_decay = static_cast<float>(first.weight_decay);
+    p.decay = static_cast<float>(1.0 - first.lr * first.weight_decay);
+    p.eps = static_cast<float>(first.eps);
+  }
+  return record_chunks(context, chunks, wgsl::fused_adam, slots, operands, "max_exp_avg_sq", amsgrad,
+                       {{"amsgrad", amsgrad},
+                        {"adamw", first.adamw},
+                        {"maximize", first.maximize},
+                        {"weight_decay", first.weight_decay != 0},
+                        {"lr_tensor", first.scalars.lr.has_value()},
+                        {"scale", first.scalars.scale.has_value()},
+                        {"found_inf", first.scalars.found_inf.has_value()}});
 }
 
-void adam_step(runtime::DeviceContext& context, const AdamStep& s) {
-  AdamPlan plan = kernels::plan(context, s);
-  run_step(plan, wgsl::fused_adam, s.param.dtype,
-           {{"amsgrad", s.max_exp_avg_sq.has_value()},
-            {"adamw", s.adamw},
-            {"maximize", s.maximize},
-            {"weight_decay", s.weight_decay != 0},
-            {"lr_tensor", s.scalars.lr.has_value()},
-            {"scale", s.scalars.scale.has_value()},
-            {"found_inf", s.scalars.found_inf.has_value()}});
-}
-
-std::string sgd_step_unsupported_reason(runtime::DeviceContext& context, const SgdStep& step) {
-  return plan(context, step).launch.reason();
-}
-
-void sgd_step(runtime::DeviceContext& context, const SgdStep& s) {
-  SgdPlan plan = kernels::plan(context, s);
-  run_step(plan, wgsl::fused_sgd, s.param.dtype,
-           {{"momentum", s.momentum_buffer.has_value()},
-            {"first_step", s.first_step},
-            {"nesterov", s.nesterov},
-            {"maximize", s.maximize},
-            {"weight_decay", s.weight_decay != 0},
-            {"lr_tensor", s.scalars.lr.has_value()},
-            {"scale", s.scalars.scale.has_value()},
-            {"found_inf", s.scalars.found_inf.has_value()}});
+std::string sgd_steps(runtime::DeviceContext& context, std::span<const SgdStep> steps) {
+  if (steps.empty()) return "";
+  const SgdStep& first = steps.front();
+  const bool momentum = first.momentum_buffer.has_value();
+  const std::span<const char* const> operands(kSgdOperands, momentum ? 3 : 2);
+  const uint32_t slots = slots_for(context, static_cast<uint32_t>(operands.size()), 1);
+  std::vector<Chunk<wgsl::FusedSgdParams>> chunks;
+  for (const auto& group : chunks_of(steps, slots)) {
+    auto bind_slot = [&](Launch& launch, const SgdStep& s, uint32_t per_word, uint32_t slot,
+                         wgsl::FusedSgdParams* p) {
+      const c10::ScalarType type = s.param.dtype;
+      const uint32_t param = bind_words(launch, s.param, s.count, type, per_word);
+      const uint32_t grad = bind_words(launch, s.grad, s.count, type, per_word);
+      uint32_t buffer = 0;
+      if (momentum) {
+        launch.require(s.momentum_buffer.has_value(), "momentum buffers for some parameters only");
+        buffer = bind_words(launch, s.momentum_buffer.value_or(s.param), s.count, type, per_word);
+      }
+      if (!p) return;
+      p->offsets[slot][0] = param;
+      p->offsets[slot][1] = grad;
+      p->offsets[slot][2] = buffer;
+    };
+    chunks.push_back(plan_chunk<wgsl::FusedSgdParams>(context, "_fused_sgd_", group, slots, bind_slot));
+    wgsl::FusedSgdParams& p = chunks.back().params;
+    p.lr = static_cast<float>(first.lr);
+    p.weight_decay = static_cast<float>(first.weight_decay);
+    p.momentum = static_cast<float>(first.momentum);
+    p.one_minus_dampening = static_cast<float>(1.0 - first.dampening);
+  }
+  return record_chunks(context, chunks, wgsl::fused_sgd, slots, operands, "momentum_buffer", momentum,
+                       {{"momentum", momentum},
+                        {"first_step", first.first_step},
+                        {"nesterov", first.nesterov},
+                        {"maximize", first.maximize},
+                        {"weight_decay", first.weight_decay != 0},
+                        {"lr_tensor", first.scalars.lr.has_value()},
+                        {"scale", first.scalars.scale.has_value()},
+                        {"found_inf", first.scalars.found_inf.has_value()}});
 }
 
 } // namespace torch_dml::kernels

@@ -1,10 +1,12 @@
-// The fused optimizer steps (Adam/AdamW and SGD): one launch per parameter tensor updating the
-// parameter, its state and (with a GradScaler) its gradient in one pass. Every tensor operand of one
+// The fused optimizer steps (Adam/AdamW and SGD): one launch per chunk of parameter tensors (as many as
+// the adapter's bindings allow, kernels/tensor_slots.h) updating each parameter, its state and (with a
+// GradScaler) its gradient in one pass. Every tensor operand of one
 // launch is contiguous, of one dtype (float32, float16 or bfloat16) and starts on a u32 word.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "kernels/tensor_ref.h"
@@ -38,10 +40,9 @@ struct SgdStep {
   bool nesterov = false, maximize = false, first_step = false;
 };
 
-std::string adam_step_unsupported_reason(runtime::DeviceContext& context, const AdamStep& step);
-void adam_step(runtime::DeviceContext& context, const AdamStep& step);
-
-std::string sgd_step_unsupported_reason(runtime::DeviceContext& context, const SgdStep& step);
-void sgd_step(runtime::DeviceContext& context, const SgdStep& step);
+// Every parameter's step, recorded once all are planned: "", or why the kernel declines them (nothing
+// recorded). The options and scalars are the first step's: one call's steps share them.
+std::string adam_steps(runtime::DeviceContext& context, std::span<const AdamStep> steps);
+std::string sgd_steps(runtime::DeviceContext& context, std::span<const SgdStep> steps);
 
 } // namespace torch_dml::kernels

@@ -27,7 +27,8 @@ struct StorageBinding {
   uint64_t size = 0;   // bytes, a multiple of 4
 };
 
-constexpr uint32_t kMaxStorageBindings = 8;
+// Multi-tensor launches bind up to this many; the other kernels 8 at most (WebGPU's default limit).
+constexpr uint32_t kMaxStorageBindings = 32;
 
 // What a bind group is made of; the parameters block is bound at a dynamic offset, so a training
 // loop that reuses its buffers reuses its bind groups (creating one costs more than the dispatch).

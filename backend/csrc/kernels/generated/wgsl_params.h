@@ -302,16 +302,26 @@ static_assert(offsetof(FillParams, shape) == 32);
 static_assert(offsetof(FillParams, strides) == 64);
 static_assert(sizeof(FillParams) == 96);
 
+// The uniform block of foreach.wgsl.
+struct alignas(16) ForeachParams {
+  uint32_t slots = {};
+  uint32_t scalar0 = {};
+  uint32_t scalar1 = {};
+  uint32_t unused = {};
+  uint32_t slot[32][4] = {};
+  uint32_t offsets[32][4] = {};
+};
+static_assert(offsetof(ForeachParams, slots) == 0);
+static_assert(offsetof(ForeachParams, scalar0) == 4);
+static_assert(offsetof(ForeachParams, scalar1) == 8);
+static_assert(offsetof(ForeachParams, unused) == 12);
+static_assert(offsetof(ForeachParams, slot) == 16);
+static_assert(offsetof(ForeachParams, offsets) == 528);
+static_assert(sizeof(ForeachParams) == 1040);
+
 // The uniform block of fused_adam.wgsl.
 struct alignas(16) FusedAdamParams {
-  uint32_t count = {};
-  uint32_t words = {};
-  uint32_t param_offset = {};
-  uint32_t grad_offset = {};
-  uint32_t exp_avg_offset = {};
-  uint32_t exp_avg_sq_offset = {};
-  uint32_t max_exp_avg_sq_offset = {};
-  uint32_t step_offset = {};
+  uint32_t slots = {};
   uint32_t scalars_offset = {};
   uint32_t lr_index = {};
   uint32_t scale_index = {};
@@ -324,36 +334,30 @@ struct alignas(16) FusedAdamParams {
   float weight_decay = {};
   float decay = {};
   float eps = {};
+  uint32_t pad0_[3] = {};
+  uint32_t slot[32][4] = {};
+  uint32_t offsets[32][4] = {};
 };
-static_assert(offsetof(FusedAdamParams, count) == 0);
-static_assert(offsetof(FusedAdamParams, words) == 4);
-static_assert(offsetof(FusedAdamParams, param_offset) == 8);
-static_assert(offsetof(FusedAdamParams, grad_offset) == 12);
-static_assert(offsetof(FusedAdamParams, exp_avg_offset) == 16);
-static_assert(offsetof(FusedAdamParams, exp_avg_sq_offset) == 20);
-static_assert(offsetof(FusedAdamParams, max_exp_avg_sq_offset) == 24);
-static_assert(offsetof(FusedAdamParams, step_offset) == 28);
-static_assert(offsetof(FusedAdamParams, scalars_offset) == 32);
-static_assert(offsetof(FusedAdamParams, lr_index) == 36);
-static_assert(offsetof(FusedAdamParams, scale_index) == 40);
-static_assert(offsetof(FusedAdamParams, found_inf_index) == 44);
-static_assert(offsetof(FusedAdamParams, lr) == 48);
-static_assert(offsetof(FusedAdamParams, beta1) == 52);
-static_assert(offsetof(FusedAdamParams, beta2) == 56);
-static_assert(offsetof(FusedAdamParams, one_minus_beta1) == 60);
-static_assert(offsetof(FusedAdamParams, one_minus_beta2) == 64);
-static_assert(offsetof(FusedAdamParams, weight_decay) == 68);
-static_assert(offsetof(FusedAdamParams, decay) == 72);
-static_assert(offsetof(FusedAdamParams, eps) == 76);
-static_assert(sizeof(FusedAdamParams) == 80);
+static_assert(offsetof(FusedAdamParams, slots) == 0);
+static_assert(offsetof(FusedAdamParams, scalars_offset) == 4);
+static_assert(offsetof(FusedAdamParams, lr_index) == 8);
+static_assert(offsetof(FusedAdamParams, scale_index) == 12);
+static_assert(offsetof(FusedAdamParams, found_inf_index) == 16);
+static_assert(offsetof(FusedAdamParams, lr) == 20);
+static_assert(offsetof(FusedAdamParams, beta1) == 24);
+static_assert(offsetof(FusedAdamParams, beta2) == 28);
+static_assert(offsetof(FusedAdamParams, one_minus_beta1) == 32);
+static_assert(offsetof(FusedAdamParams, one_minus_beta2) == 36);
+static_assert(offsetof(FusedAdamParams, weight_decay) == 40);
+static_assert(offsetof(FusedAdamParams, decay) == 44);
+static_assert(offsetof(FusedAdamParams, eps) == 48);
+static_assert(offsetof(FusedAdamParams, slot) == 64);
+static_assert(offsetof(FusedAdamParams, offsets) == 576);
+static_assert(sizeof(FusedAdamParams) == 1088);
 
 // The uniform block of fused_sgd.wgsl.
 struct alignas(16) FusedSgdParams {
-  uint32_t count = {};
-  uint32_t words = {};
-  uint32_t param_offset = {};
-  uint32_t grad_offset = {};
-  uint32_t buffer_offset = {};
+  uint32_t slots = {};
   uint32_t scalars_offset = {};
   uint32_t lr_index = {};
   uint32_t scale_index = {};
@@ -363,21 +367,21 @@ struct alignas(16) FusedSgdParams {
   float momentum = {};
   float one_minus_dampening = {};
   uint32_t pad0_[3] = {};
+  uint32_t slot[32][4] = {};
+  uint32_t offsets[32][4] = {};
 };
-static_assert(offsetof(FusedSgdParams, count) == 0);
-static_assert(offsetof(FusedSgdParams, words) == 4);
-static_assert(offsetof(FusedSgdParams, param_offset) == 8);
-static_assert(offsetof(FusedSgdParams, grad_offset) == 12);
-static_assert(offsetof(FusedSgdParams, buffer_offset) == 16);
-static_assert(offsetof(FusedSgdParams, scalars_offset) == 20);
-static_assert(offsetof(FusedSgdParams, lr_index) == 24);
-static_assert(offsetof(FusedSgdParams, scale_index) == 28);
-static_assert(offsetof(FusedSgdParams, found_inf_index) == 32);
-static_assert(offsetof(FusedSgdParams, lr) == 36);
-static_assert(offsetof(FusedSgdParams, weight_decay) == 40);
-static_assert(offsetof(FusedSgdParams, momentum) == 44);
-static_assert(offsetof(FusedSgdParams, one_minus_dampening) == 48);
-static_assert(sizeof(FusedSgdParams) == 64);
+static_assert(offsetof(FusedSgdParams, slots) == 0);
+static_assert(offsetof(FusedSgdParams, scalars_offset) == 4);
+static_assert(offsetof(FusedSgdParams, lr_index) == 8);
+static_assert(offsetof(FusedSgdParams, scale_index) == 12);
+static_assert(offsetof(FusedSgdParams, found_inf_index) == 16);
+static_assert(offsetof(FusedSgdParams, lr) == 20);
+static_assert(offsetof(FusedSgdParams, weight_decay) == 24);
+static_assert(offsetof(FusedSgdParams, momentum) == 28);
+static_assert(offsetof(FusedSgdParams, one_minus_dampening) == 32);
+static_assert(offsetof(FusedSgdParams, slot) == 48);
+static_assert(offsetof(FusedSgdParams, offsets) == 560);
+static_assert(sizeof(FusedSgdParams) == 1072);
 
 // The uniform block of gather.wgsl.
 struct alignas(16) GatherParams {

@@ -1389,11 +1389,142 @@ fn element(e: u32) -> {{store_type}} {
 )wgsl",
 fill_holes, 7};
 
-inline constexpr std::string_view fused_adam_holes[] = {"lanes", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "decode", "encode", "amsgrad", "adamw", "workgroup_size"};
+inline constexpr std::string_view foreach_holes[] = {"lanes", "decode", "encode", "bindings", "params_binding", "workgroup_size", "words_per_thread", "accessors", "helpers", "s0", "loads", "out_word", "a", "b", "c", "expression"};
+inline constexpr Family foreach{"foreach",
+R"wgsl(// The foreach family (_foreach_add_, _foreach_addcdiv_, ..., aten/foreach_ops.cpp): one op of
+// backend/ops.yaml over several tensors of a list in one dispatch, each a slot (lib/tensor_slots.wgsl)
+// whose operand 0 is its output and 1.. its tensor inputs. One thread per u32 word
+// (lib/word_lanes.wgsl), float32 arithmetic whatever the stored dtype, with the row's own expression:
+// the result is the per-tensor op's, bit for bit.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/bf16_bits.wgsl ----
+// The bits of an f32 rounded to bfloat16 (in the low half of a u32): round to nearest even, NaN to the
+// canonical quiet NaN, as c10::BFloat16's conversion does, so a stored bf16 matches the CPU's. Any
+// family whose destination may be bf16 includes it; store_form() names it.
+fn bf16_bits(v: f32) -> u32 {
+  let u = bitcast<u32>(v);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) { return 0x7FC0u; }
+  return (u + 0x7FFFu + ((u >> 16u) & 1u)) >> 16u;
+}
+// ---- end of lib/bf16_bits.wgsl ----
+// ---- lib/word_lanes.wgsl ----
+// Float tensors as lanes of u32 words: a float32 element per word, two float16 or bfloat16 elements
+// (low half first). A thread owns whole words of every operand, so a packed word is read once, updated
+// lane by lane in float32 and written once, and no two threads write one word.
+
+const LANES: u32 = {{lanes}}u;
+
+fn lane_value(word: u32, lane: u32) -> f32 {
+  return {{decode}};
+}
+
+fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
+  return {{encode}};
+}
+// ---- end of lib/word_lanes.wgsl ----
+// ---- lib/tensor_slots.wgsl ----
+// Multi-tensor launches (kernels/tensor_slots.h): each tensor of a launch is a slot with bindings of its
+// own, since every dml storage is a buffer of its own. WGSL cannot index bindings, so the C++ side
+// declares slot s's operand NAME as `slot<s>_NAME` and gives each operand load_NAME(slot, i) and
+// store_NAME(slot, i, v), which switch on the slot. A slot's words start on a workgroup boundary, so a
+// workgroup serves one slot and the switch is uniform. The family's Params has `slots` (tensors in the
+// launch) and `slot: array<vec4<u32>, 32>` whose x is each slot's first workgroup and y its elements.
+
+// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
+fn slot_of(group: u32) -> u32 {
+  var low = 0u;
+  var high = p.slots;
+  loop {
+    if (high - low <= 1u) { break; }
+    let middle = (low + high) >> 1u;
+    if (p.slot[middle].x <= group) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// The thread's first word within its slot's tensor, a workgroup spanning `span` words (past the
+// tensor's end for the grid's spare workgroups).
+fn slot_word(group: u32, local: u32, slot: u32, span: u32) -> u32 {
+  return (group - p.slot[slot].x) * span + local;
+}
+// ---- end of lib/tensor_slots.wgsl ----
+struct Params {
+  slots: u32,                     // tensors in this launch
+  scalar0: u32,                   // f32 bits of the call's scalars (a Scalar argument, alpha)
+  scalar1: u32,
+  unused: u32,
+  slot: array<vec4<u32>, 32>,     // per slot: first workgroup, elements, its own scalar (f32 bits), -
+  offsets: array<vec4<u32>, 32>,  // per slot: the first word of operands 0..3 within their windows
+}
+
+{{bindings}}
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+const WORKGROUP_SIZE: u32 = {{workgroup_size}}u;
+const WORDS_PER_THREAD: u32 = {{words_per_thread}}u;
+
+{{accessors}}
+
+{{helpers}}
+
+// The output's word `w` as the op starts it: only lanes past the tensor's end are kept (a packed
+// tensor's last word may hold another tensor's element).
+fn kept_word(slot: u32, index: u32, w: u32, count: u32) -> u32 {
+  if ((w + 1u) * LANES > count) { return load_0(slot, index); }
+  return 0u;
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+  let group = flat_group(wid, groups);
+  let slot = slot_of(group);
+  let info = p.slot[slot];
+  let count = info.y;
+  let offsets = p.offsets[slot];
+  let listed = bitcast<f32>(info.z);
+  let s0 = {{s0}};
+  let last = (count - 1u) / LANES; // count >= 1: empty tensors get no slot
+  // Several words a thread: the slot lookup above costs more than one word's op on some drivers.
+  let first = slot_word(group, local, slot, WORKGROUP_SIZE * WORDS_PER_THREAD);
+  for (var j = 0u; j < WORDS_PER_THREAD; j++) {
+    let w = first + j * WORKGROUP_SIZE;
+    if (w > last) { break; }
+{{loads}}
+    var out_word = {{out_word}};
+    for (var lane = 0u; lane < LANES; lane++) {
+      if (w * LANES + lane >= count) { break; }
+      let a = {{a}};
+      let b = {{b}};
+      let c = {{c}};
+      out_word = with_lane(out_word, lane, {{expression}});
+    }
+    store_0(slot, offsets.x + w, out_word);
+  }
+}
+)wgsl",
+foreach_holes, 16};
+
+inline constexpr std::string_view fused_adam_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "bindings", "scalars_binding", "params_binding", "accessors", "amsgrad", "adamw", "workgroup_size"};
 inline constexpr Family fused_adam{"fused_adam",
-R"wgsl(// One Adam or AdamW step (_fused_adam_, _fused_adamw_) over one parameter tensor: param, exp_avg,
-// exp_avg_sq and, with amsgrad, max_exp_avg_sq read and written in one pass, and the gradient unscaled
-// in place when a GradScaler's scale is given. One thread per u32 word (lib/optimizer_lanes.wgsl),
+R"wgsl(// One Adam or AdamW step (_fused_adam_, _fused_adamw_) over several parameter tensors per dispatch,
+// each a slot (lib/tensor_slots.wgsl): param, exp_avg, exp_avg_sq and, with amsgrad, max_exp_avg_sq
+// read and written in one pass, and the gradient unscaled in place when a GradScaler's scale is given.
+// One thread per u32 word (lib/optimizer_lanes.wgsl),
 // float32 arithmetic whatever the stored dtype. The step count, a tensor lr, the scale and found_inf
 // are read here, so the host never waits for them. The order of operations is the CPU's fused kernel's:
 // the lerp of exp_avg picks its form by the weight as ATen's lerp does, and the update is
@@ -1420,21 +1551,15 @@ fn bf16_bits(v: f32) -> u32 {
 }
 // ---- end of lib/bf16_bits.wgsl ----
 // ---- lib/optimizer_lanes.wgsl ----
-// The optimizer kernels' tensors as lanes of u32 words: a float32 element per word, two float16 or
-// bfloat16 elements (low half first). A thread owns whole words of every operand, so a packed word is
-// read once, updated lane by lane in float32 and written once, and no two threads write one word.
-// The group's device scalars (a tensor lr, GradScaler's scale and found_inf) arrive in one binding,
-// `scalars`, each at an index of Params (the including family declares both).
+// The optimizer kernels' options and device scalars, over tensors held as lanes of u32 words
+// (lib/word_lanes.wgsl). The group's device scalars (a tensor lr, GradScaler's scale and found_inf)
+// arrive in one binding, `scalars`, each at an index of Params (the including family declares both).
+// ---- lib/word_lanes.wgsl ----
+// Float tensors as lanes of u32 words: a float32 element per word, two float16 or bfloat16 elements
+// (low half first). A thread owns whole words of every operand, so a packed word is read once, updated
+// lane by lane in float32 and written once, and no two threads write one word.
 
 const LANES: u32 = {{lanes}}u;
-
-// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
-// slower on lavapipe.
-const MAXIMIZE: bool = {{maximize}};
-const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
-const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
-const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
-const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
 
 fn lane_value(word: u32, lane: u32) -> f32 {
   return {{decode}};
@@ -1443,6 +1568,14 @@ fn lane_value(word: u32, lane: u32) -> f32 {
 fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
   return {{encode}};
 }
+// ---- end of lib/word_lanes.wgsl ----
+// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
+// slower on lavapipe.
+const MAXIMIZE: bool = {{maximize}};
+const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
+const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
+const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
+const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
 
 fn learning_rate() -> f32 {
   if (LR_TENSOR) { return scalars[p.scalars_offset + p.lr_index]; }
@@ -1496,37 +1629,61 @@ fn one_minus_power(beta: f32, one_minus_beta: f32, n: u32) -> f32 {
   return rest;
 }
 // ---- end of lib/optimizer_lanes.wgsl ----
+// ---- lib/tensor_slots.wgsl ----
+// Multi-tensor launches (kernels/tensor_slots.h): each tensor of a launch is a slot with bindings of its
+// own, since every dml storage is a buffer of its own. WGSL cannot index bindings, so the C++ side
+// declares slot s's operand NAME as `slot<s>_NAME` and gives each operand load_NAME(slot, i) and
+// store_NAME(slot, i, v), which switch on the slot. A slot's words start on a workgroup boundary, so a
+// workgroup serves one slot and the switch is uniform. The family's Params has `slots` (tensors in the
+// launch) and `slot: array<vec4<u32>, 32>` whose x is each slot's first workgroup and y its elements.
+
+// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
+fn slot_of(group: u32) -> u32 {
+  var low = 0u;
+  var high = p.slots;
+  loop {
+    if (high - low <= 1u) { break; }
+    let middle = (low + high) >> 1u;
+    if (p.slot[middle].x <= group) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// The thread's first word within its slot's tensor, a workgroup spanning `span` words (past the
+// tensor's end for the grid's spare workgroups).
+fn slot_word(group: u32, local: u32, slot: u32, span: u32) -> u32 {
+  return (group - p.slot[slot].x) * span + local;
+}
+// ---- end of lib/tensor_slots.wgsl ----
 struct Params {
-  count: u32,                 // elements of the parameter
-  words: u32,                 // u32 words of it, one thread each
-  param_offset: u32,          // first word of each operand within its window
-  grad_offset: u32,
-  exp_avg_offset: u32,
-  exp_avg_sq_offset: u32,
-  max_exp_avg_sq_offset: u32, // unused without amsgrad
-  step_offset: u32,           // the parameter's step count (float32, already incremented)
+  slots: u32,                     // parameter tensors in this launch
   scalars_offset: u32,
-  lr_index: u32,              // in scalars, with LR_TENSOR
-  scale_index: u32,           // with SCALE
-  found_inf_index: u32,       // with FOUND_INF
+  lr_index: u32,                  // in scalars, with LR_TENSOR
+  scale_index: u32,               // with SCALE
+  found_inf_index: u32,           // with FOUND_INF
   lr: f32,
   beta1: f32,
   beta2: f32,
-  one_minus_beta1: f32,       // the lerp weight of exp_avg, rounded once from double
+  one_minus_beta1: f32,           // the lerp weight of exp_avg, rounded once from double
   one_minus_beta2: f32,
   weight_decay: f32,
-  decay: f32,                 // AdamW's 1 - lr * weight_decay for p.lr, rounded once from double
+  decay: f32,                     // AdamW's 1 - lr * weight_decay for p.lr, rounded once from double
   eps: f32,
+  // per slot: first workgroup, elements, first word of max_exp_avg_sq (with amsgrad), of the step
+  // count (float32, already incremented)
+  slot: array<vec4<u32>, 32>,
+  offsets: array<vec4<u32>, 32>,  // per slot: first word of param, grad, exp_avg, exp_avg_sq
 }
 
-@group(0) @binding(0) var<storage, read_write> param: array<u32>;
-@group(0) @binding(1) var<storage, read_write> grad: array<u32>;
-@group(0) @binding(2) var<storage, read_write> exp_avg: array<u32>;
-@group(0) @binding(3) var<storage, read_write> exp_avg_sq: array<u32>;
-@group(0) @binding(4) var<storage, read_write> max_exp_avg_sq: array<u32>;
-@group(0) @binding(5) var<storage, read_write> step_count: array<f32>;
-@group(0) @binding(6) var<storage, read_write> scalars: array<f32>;
-@group(0) @binding(7) var<uniform> p: Params;
+{{bindings}}
+@group(0) @binding({{scalars_binding}}) var<storage, read_write> scalars: array<f32>;
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+{{accessors}}
 
 const AMSGRAD: bool = {{amsgrad}};
 const ADAMW: bool = {{adamw}}; // weight decay on the parameter instead of the gradient
@@ -1536,13 +1693,20 @@ fn is_nan(x: f32) -> bool {
 }
 
 @compute @workgroup_size({{workgroup_size}})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let w = flat_thread(gid, groups, {{workgroup_size}}u);
-  if (w >= p.words) { return; }
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+  let group = flat_group(wid, groups);
+  let slot = slot_of(group);
+  let info = p.slot[slot];
+  let count = info.y;
+  let w = slot_word(group, local, slot, {{workgroup_size}}u);
+  if (w > (count - 1u) / LANES) { return; }
   if (step_skipped()) { return; }
+  let at = p.offsets[slot] + vec4<u32>(w);
 
-  // Step counts are whole numbers (torch.optim keeps them in float32 and adds 1 per step).
-  let t = u32(step_count[p.step_offset]);
+  // Step counts are)wgsl"
+R"wgsl( whole numbers (torch.optim keeps them in float32 and adds 1 per step).
+  let t = u32(bitcast<f32>(load_step(slot, info.w)));
   let bias_correction1 = one_minus_power(p.beta1, p.one_minus_beta1, t);
   let bias_correction2_sqrt = sqrt(one_minus_power(p.beta2, p.one_minus_beta2, t));
   let lr = learning_rate();
@@ -1551,15 +1715,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let step_size = lr / bias_correction1;
   let scale = grad_scale();
 
-  var param_word = param[p.param_offset + w];
-  var grad_word = grad[p.grad_offset + w];
-  var exp_avg_word = exp_avg[p.exp_avg_offset + w];
-  var exp_avg_sq_word = exp_avg_sq[p.exp_avg_sq_offset + w];
+  var param_word = load_param(slot, at.x);
+  var grad_word = load_grad(slot, at.y);
+  var exp_avg_word = load_exp_avg(slot, at.z);
+  var exp_avg_sq_word = load_exp_avg_sq(slot, at.w);
   var max_word = 0u;
-  if (AMSGRAD) { max_word = max_exp_avg_sq[p.max_exp_avg_sq_offset + w]; }
+  if (AMSGRAD) { max_word = load_max_exp_avg_sq(slot, info.z + w); }
 
   for (var lane = 0u; lane < LANES; lane++) {
-    if (w * LANES + lane >= p.count) { break; }
+    if (w * LANES + lane >= count) { break; }
     var g = gradient(&grad_word, lane, scale);
     var x = lane_value(param_word, lane);
     if (WEIGHT_DECAY) {
@@ -1577,8 +1741,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       m = g - (g - m0) * (1.0f - p.one_minus_beta1);
     }
     let v = lane_value(exp_avg_sq_word, lane) * p.beta2 + p.one_minus_beta2 * g * g;
-    exp_)wgsl"
-R"wgsl(avg_word = with_lane(exp_avg_word, lane, m);
+    exp_avg_word = with_lane(exp_avg_word, lane, m);
     exp_avg_sq_word = with_lane(exp_avg_sq_word, lane, v);
     var second = v;
     if (AMSGRAD) {
@@ -1592,19 +1755,19 @@ R"wgsl(avg_word = with_lane(exp_avg_word, lane, m);
     param_word = with_lane(param_word, lane, x);
   }
 
-  param[p.param_offset + w] = param_word;
-  exp_avg[p.exp_avg_offset + w] = exp_avg_word;
-  exp_avg_sq[p.exp_avg_sq_offset + w] = exp_avg_sq_word;
-  if (AMSGRAD) { max_exp_avg_sq[p.max_exp_avg_sq_offset + w] = max_word; }
-  if (SCALE) { grad[p.grad_offset + w] = grad_word; }
+  store_param(slot, at.x, param_word);
+  store_exp_avg(slot, at.z, exp_avg_word);
+  store_exp_avg_sq(slot, at.w, exp_avg_sq_word);
+  if (AMSGRAD) { store_max_exp_avg_sq(slot, info.z + w, max_word); }
+  if (SCALE) { store_grad(slot, at.y, grad_word); }
 }
 )wgsl",
-fused_adam_holes, 11};
+fused_adam_holes, 15};
 
-inline constexpr std::string_view fused_sgd_holes[] = {"lanes", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "decode", "encode", "momentum", "first_step", "nesterov", "workgroup_size"};
+inline constexpr std::string_view fused_sgd_holes[] = {"lanes", "decode", "encode", "maximize", "weight_decay", "lr_tensor", "scale", "found_inf", "bindings", "scalars_binding", "params_binding", "accessors", "momentum", "first_step", "nesterov", "workgroup_size"};
 inline constexpr Family fused_sgd{"fused_sgd",
-R"wgsl(// One SGD step (_fused_sgd_) over one parameter tensor: param and the momentum buffer read and written
-// in one pass, the gradient unscaled in place when a GradScaler's scale is given. One thread per u32
+R"wgsl(// One SGD step (_fused_sgd_) over several parameter tensors per dispatch, each a slot
+// (lib/tensor_slots.wgsl): param and the momentum buffer read and written in one pass, the gradient unscaled in place when a GradScaler's scale is given. One thread per u32
 // word (lib/optimizer_lanes.wgsl), float32 arithmetic whatever the stored dtype; a tensor lr, the scale
 // and found_inf are read here, so the host never waits for them. The order of operations is
 // torch.optim.SGD's: g (+ weight_decay * param), buf = momentum * buf + (1 - dampening) * g (g itself on
@@ -1631,21 +1794,15 @@ fn bf16_bits(v: f32) -> u32 {
 }
 // ---- end of lib/bf16_bits.wgsl ----
 // ---- lib/optimizer_lanes.wgsl ----
-// The optimizer kernels' tensors as lanes of u32 words: a float32 element per word, two float16 or
-// bfloat16 elements (low half first). A thread owns whole words of every operand, so a packed word is
-// read once, updated lane by lane in float32 and written once, and no two threads write one word.
-// The group's device scalars (a tensor lr, GradScaler's scale and found_inf) arrive in one binding,
-// `scalars`, each at an index of Params (the including family declares both).
+// The optimizer kernels' options and device scalars, over tensors held as lanes of u32 words
+// (lib/word_lanes.wgsl). The group's device scalars (a tensor lr, GradScaler's scale and found_inf)
+// arrive in one binding, `scalars`, each at an index of Params (the including family declares both).
+// ---- lib/word_lanes.wgsl ----
+// Float tensors as lanes of u32 words: a float32 element per word, two float16 or bfloat16 elements
+// (low half first). A thread owns whole words of every operand, so a packed word is read once, updated
+// lane by lane in float32 and written once, and no two threads write one word.
 
 const LANES: u32 = {{lanes}}u;
-
-// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
-// slower on lavapipe.
-const MAXIMIZE: bool = {{maximize}};
-const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
-const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
-const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
-const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
 
 fn lane_value(word: u32, lane: u32) -> f32 {
   return {{decode}};
@@ -1654,6 +1811,14 @@ fn lane_value(word: u32, lane: u32) -> f32 {
 fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
   return {{encode}};
 }
+// ---- end of lib/word_lanes.wgsl ----
+// The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
+// slower on lavapipe.
+const MAXIMIZE: bool = {{maximize}};
+const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
+const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
+const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
+const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
 
 fn learning_rate() -> f32 {
   if (LR_TENSOR) { return scalars[p.scalars_offset + p.lr_index]; }
@@ -1707,50 +1872,84 @@ fn one_minus_power(beta: f32, one_minus_beta: f32, n: u32) -> f32 {
   return rest;
 }
 // ---- end of lib/optimizer_lanes.wgsl ----
+// ---- lib/tensor_slots.wgsl ----
+// Multi-tensor launches (kernels/tensor_slots.h): each tensor of a launch is a slot with bindings of its
+// own, since every dml storage is a buffer of its own. WGSL cannot index bindings, so the C++ side
+// declares slot s's operand NAME as `slot<s>_NAME` and gives each operand load_NAME(slot, i) and
+// store_NAME(slot, i, v), which switch on the slot. A slot's words start on a workgroup boundary, so a
+// workgroup serves one slot and the switch is uniform. The family's Params has `slots` (tensors in the
+// launch) and `slot: array<vec4<u32>, 32>` whose x is each slot's first workgroup and y its elements.
+
+// The slot whose workgroups include `group`: the last with p.slot[s].x <= group (slot 0 starts at 0).
+fn slot_of(group: u32) -> u32 {
+  var low = 0u;
+  var high = p.slots;
+  loop {
+    if (high - low <= 1u) { break; }
+    let middle = (low + high) >> 1u;
+    if (p.slot[middle].x <= group) {
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
+}
+
+// The thread's first word within its slot's tensor, a workgroup spanning `span` words (past the
+// tensor's end for the grid's spare workgroups).
+fn slot_word(group: u32, local: u32, slot: u32, span: u32) -> u32 {
+  return (group - p.slot[slot].x) * span + local;
+}
+// ---- end of lib/tensor_slots.wgsl ----
 struct Params {
-  count: u32,            // elements of the parameter
-  words: u32,            // u32 words of it, one thread each
-  param_offset: u32,     // first word of each operand within its window
-  grad_offset: u32,
-  buffer_offset: u32,    // unused without momentum
+  slots: u32,                     // parameter tensors in this launch
   scalars_offset: u32,
-  lr_index: u32,         // in scalars, with LR_TENSOR
-  scale_index: u32,      // with SCALE
-  found_inf_index: u32,  // with FOUND_INF
+  lr_index: u32,                  // in scalars, with LR_TENSOR
+  scale_index: u32,               // with SCALE
+  found_inf_index: u32,           // with FOUND_INF
   lr: f32,
   weight_decay: f32,
   momentum: f32,
   one_minus_dampening: f32,
+  slot: array<vec4<u32>, 32>,     // per slot: first workgroup, elements
+  offsets: array<vec4<u32>, 32>,  // per slot: first word of param, grad, the momentum buffer
 }
 
-@group(0) @binding(0) var<storage, read_write> param: array<u32>;
-@group(0) @binding(1) var<storage, read_write> grad: array<u32>;
-@group(0) @binding(2) var<storage, read_write> momentum_buffer: array<u32>;
-@group(0) @binding(3) var<storage, read_write> scalars: array<f32>;
-@group(0) @binding(4) var<uniform> p: Params;
+{{bindings}}
+@group(0) @binding({{scalars_binding}}) var<storage, read_write> scalars: array<f32>;
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+{{accessors}}
 
 const MOMENTUM: bool = {{momentum}};     // momentum != 0: a buffer is kept
 const FIRST_STEP: bool = {{first_step}}; // the buffer starts as the gradient
 const NESTEROV: bool = {{nesterov}};
 
 @compute @workgroup_size({{workgroup_size}})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let w = flat_thread(gid, groups, {{workgroup_size}}u);
-  if (w >= p.words) { return; }
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+  let group = flat_group(wid, groups);
+  let slot = slot_of(group);
+  let count = p.slot[slot].y;
+  let w = slot_word(group, local, slot, {{workgroup_size}}u);
+  if (w > (count - 1u) / LANES) { return; }
   if (step_skipped()) { return; }
+  let at = p.offsets[slot] + vec4<u32>(w);
   let lr = learning_rate();
   let scale = grad_scale();
 
-  var param_word = param[p.param_offset + w];
-  var grad_word = grad[p.grad_offset + w];
+  var param_word = load_param(slot, at.x);
+  var grad_word = load_grad(slot, at.y);
   var buffer_word = 0u;
-  if (MOMENTUM) { buffer_word = momentum_buffer[p.buffer_offset + w]; }
+  if (MOMENTUM) { buffer_word = load_momentum_buffer(slot, at.z); }
 
   for (var lane = 0u; lane < LANES; lane++) {
-    if (w * LANES + lane >= p.count) { break; }
+    if (w * LANES + lane >= count) { break; }
     var g = gradient(&grad_word, lane, scale);
     let x = lane_value(param_word, lane);
-    if (WEIGHT_DECAY) { g = g + x * p.weight_decay; }
+    if (WEIGHT_DECAY) { g = )wgsl"
+R"wgsl(g + x * p.weight_decay; }
     if (MOMENTUM) {
       var b = g;
       if (!FIRST_STEP) { b = lane_value(buffer_word, lane) * p.momentum + g * p.one_minus_dampening; }
@@ -1764,12 +1963,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     param_word = with_lane(param_word, lane, x - lr * g);
   }
 
-  param[p.param_offset + w] = param_word;
-  if (MOMENTUM) { momentum_buffer[p.buffer_offset + w] = buffer_word; }
-  if (SCALE) { grad[p.grad_offset + w] = grad_word; }
+  store_param(slot, at.x, param_word);
+  if (MOMENTUM) { store_momentum_buffer(slot, at.z, buffer_word); }
+  if (SCALE) { store_grad(slot, at.y, grad_word); }
 }
 )wgsl",
-fused_sgd_holes, 12};
+fused_sgd_holes, 16};
 
 inline constexpr std::string_view gather_holes[] = {"index_type", "workgroup_size"};
 inline constexpr Family gather{"gather",

@@ -1,6 +1,7 @@
-// One Adam or AdamW step (_fused_adam_, _fused_adamw_) over one parameter tensor: param, exp_avg,
-// exp_avg_sq and, with amsgrad, max_exp_avg_sq read and written in one pass, and the gradient unscaled
-// in place when a GradScaler's scale is given. One thread per u32 word (lib/optimizer_lanes.wgsl),
+// One Adam or AdamW step (_fused_adam_, _fused_adamw_) over several parameter tensors per dispatch,
+// each a slot (lib/tensor_slots.wgsl): param, exp_avg, exp_avg_sq and, with amsgrad, max_exp_avg_sq
+// read and written in one pass, and the gradient unscaled in place when a GradScaler's scale is given.
+// One thread per u32 word (lib/optimizer_lanes.wgsl),
 // float32 arithmetic whatever the stored dtype. The step count, a tensor lr, the scale and found_inf
 // are read here, so the host never waits for them. The order of operations is the CPU's fused kernel's:
 // the lerp of exp_avg picks its form by the weight as ATen's lerp does, and the update is
@@ -8,38 +9,33 @@
 //! include lib/grid.wgsl
 //! include lib/bf16_bits.wgsl
 //! include lib/optimizer_lanes.wgsl
+//! include lib/tensor_slots.wgsl
 
 struct Params {
-  count: u32,                 // elements of the parameter
-  words: u32,                 // u32 words of it, one thread each
-  param_offset: u32,          // first word of each operand within its window
-  grad_offset: u32,
-  exp_avg_offset: u32,
-  exp_avg_sq_offset: u32,
-  max_exp_avg_sq_offset: u32, // unused without amsgrad
-  step_offset: u32,           // the parameter's step count (float32, already incremented)
+  slots: u32,                     // parameter tensors in this launch
   scalars_offset: u32,
-  lr_index: u32,              // in scalars, with LR_TENSOR
-  scale_index: u32,           // with SCALE
-  found_inf_index: u32,       // with FOUND_INF
+  lr_index: u32,                  // in scalars, with LR_TENSOR
+  scale_index: u32,               // with SCALE
+  found_inf_index: u32,           // with FOUND_INF
   lr: f32,
   beta1: f32,
   beta2: f32,
-  one_minus_beta1: f32,       // the lerp weight of exp_avg, rounded once from double
+  one_minus_beta1: f32,           // the lerp weight of exp_avg, rounded once from double
   one_minus_beta2: f32,
   weight_decay: f32,
-  decay: f32,                 // AdamW's 1 - lr * weight_decay for p.lr, rounded once from double
+  decay: f32,                     // AdamW's 1 - lr * weight_decay for p.lr, rounded once from double
   eps: f32,
+  // per slot: first workgroup, elements, first word of max_exp_avg_sq (with amsgrad), of the step
+  // count (float32, already incremented)
+  slot: array<vec4<u32>, 32>,
+  offsets: array<vec4<u32>, 32>,  // per slot: first word of param, grad, exp_avg, exp_avg_sq
 }
 
-@group(0) @binding(0) var<storage, read_write> param: array<u32>;
-@group(0) @binding(1) var<storage, read_write> grad: array<u32>;
-@group(0) @binding(2) var<storage, read_write> exp_avg: array<u32>;
-@group(0) @binding(3) var<storage, read_write> exp_avg_sq: array<u32>;
-@group(0) @binding(4) var<storage, read_write> max_exp_avg_sq: array<u32>;
-@group(0) @binding(5) var<storage, read_write> step_count: array<f32>;
-@group(0) @binding(6) var<storage, read_write> scalars: array<f32>;
-@group(0) @binding(7) var<uniform> p: Params;
+{{bindings}}
+@group(0) @binding({{scalars_binding}}) var<storage, read_write> scalars: array<f32>;
+@group(0) @binding({{params_binding}}) var<uniform> p: Params;
+
+{{accessors}}
 
 const AMSGRAD: bool = {{amsgrad}};
 const ADAMW: bool = {{adamw}}; // weight decay on the parameter instead of the gradient
@@ -49,13 +45,19 @@ fn is_nan(x: f32) -> bool {
 }
 
 @compute @workgroup_size({{workgroup_size}})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-  let w = flat_thread(gid, groups, {{workgroup_size}}u);
-  if (w >= p.words) { return; }
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) local: u32,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+  let group = flat_group(wid, groups);
+  let slot = slot_of(group);
+  let info = p.slot[slot];
+  let count = info.y;
+  let w = slot_word(group, local, slot, {{workgroup_size}}u);
+  if (w > (count - 1u) / LANES) { return; }
   if (step_skipped()) { return; }
+  let at = p.offsets[slot] + vec4<u32>(w);
 
   // Step counts are whole numbers (torch.optim keeps them in float32 and adds 1 per step).
-  let t = u32(step_count[p.step_offset]);
+  let t = u32(bitcast<f32>(load_step(slot, info.w)));
   let bias_correction1 = one_minus_power(p.beta1, p.one_minus_beta1, t);
   let bias_correction2_sqrt = sqrt(one_minus_power(p.beta2, p.one_minus_beta2, t));
   let lr = learning_rate();
@@ -64,15 +66,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   let step_size = lr / bias_correction1;
   let scale = grad_scale();
 
-  var param_word = param[p.param_offset + w];
-  var grad_word = grad[p.grad_offset + w];
-  var exp_avg_word = exp_avg[p.exp_avg_offset + w];
-  var exp_avg_sq_word = exp_avg_sq[p.exp_avg_sq_offset + w];
+  var param_word = load_param(slot, at.x);
+  var grad_word = load_grad(slot, at.y);
+  var exp_avg_word = load_exp_avg(slot, at.z);
+  var exp_avg_sq_word = load_exp_avg_sq(slot, at.w);
   var max_word = 0u;
-  if (AMSGRAD) { max_word = max_exp_avg_sq[p.max_exp_avg_sq_offset + w]; }
+  if (AMSGRAD) { max_word = load_max_exp_avg_sq(slot, info.z + w); }
 
   for (var lane = 0u; lane < LANES; lane++) {
-    if (w * LANES + lane >= p.count) { break; }
+    if (w * LANES + lane >= count) { break; }
     var g = gradient(&grad_word, lane, scale);
     var x = lane_value(param_word, lane);
     if (WEIGHT_DECAY) {
@@ -104,9 +106,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     param_word = with_lane(param_word, lane, x);
   }
 
-  param[p.param_offset + w] = param_word;
-  exp_avg[p.exp_avg_offset + w] = exp_avg_word;
-  exp_avg_sq[p.exp_avg_sq_offset + w] = exp_avg_sq_word;
-  if (AMSGRAD) { max_exp_avg_sq[p.max_exp_avg_sq_offset + w] = max_word; }
-  if (SCALE) { grad[p.grad_offset + w] = grad_word; }
+  store_param(slot, at.x, param_word);
+  store_exp_avg(slot, at.z, exp_avg_word);
+  store_exp_avg_sq(slot, at.w, exp_avg_sq_word);
+  if (AMSGRAD) { store_max_exp_avg_sq(slot, info.z + w, max_word); }
+  if (SCALE) { store_grad(slot, at.y, grad_word); }
 }

@@ -1,10 +1,7 @@
-// The optimizer kernels' tensors as lanes of u32 words: a float32 element per word, two float16 or
-// bfloat16 elements (low half first). A thread owns whole words of every operand, so a packed word is
-// read once, updated lane by lane in float32 and written once, and no two threads write one word.
-// The group's device scalars (a tensor lr, GradScaler's scale and found_inf) arrive in one binding,
-// `scalars`, each at an index of Params (the including family declares both).
-
-const LANES: u32 = {{lanes}}u;
+// The optimizer kernels' options and device scalars, over tensors held as lanes of u32 words
+// (lib/word_lanes.wgsl). The group's device scalars (a tensor lr, GradScaler's scale and found_inf)
+// arrive in one binding, `scalars`, each at an index of Params (the including family declares both).
+//! include lib/word_lanes.wgsl
 
 // The step's options, fixed per compiled variant: branching on them as uniforms made the SGD step 1.5x
 // slower on lavapipe.
@@ -13,14 +10,6 @@ const WEIGHT_DECAY: bool = {{weight_decay}}; // weight_decay != 0
 const LR_TENSOR: bool = {{lr_tensor}};       // lr is scalars[p.lr_index], not p.lr
 const SCALE: bool = {{scale}};               // gradients are divided by scalars[p.scale_index]
 const FOUND_INF: bool = {{found_inf}};       // scalars[p.found_inf_index] == 1 skips the step
-
-fn lane_value(word: u32, lane: u32) -> f32 {
-  return {{decode}};
-}
-
-fn with_lane(word: u32, lane: u32, v: f32) -> u32 {
-  return {{encode}};
-}
 
 fn learning_rate() -> f32 {
   if (LR_TENSOR) { return scalars[p.scalars_offset + p.lr_index]; }
