@@ -80,7 +80,11 @@ def test_changing_shapes_recompile_once_into_a_dynamic_graph(dml: torch.device) 
     assert counter.frame_count == 2
 
 
-def test_compiled_graph_calls_dml_aten_kernels(dml: torch.device) -> None:
+def test_compiled_graph_calls_dml_aten_kernels(dml: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With WGSL generation off, every ATen op is a call of its eager kernel (stage one)."""
+    from torch_dml.compile import config
+
+    monkeypatch.setattr(config, "wgsl", False)
     mlp = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).to(dml)
     x = torch.randn(3, 8).to(dml)
     with torch.no_grad():
@@ -118,17 +122,21 @@ def _many_loop_kinds(x: torch.Tensor, rows: torch.Tensor, table: torch.Tensor) -
     )
 
 
-def test_loop_nodes_compute_what_the_cpu_computes(dml: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("wgsl", [False, True], ids=["eager-ops", "wgsl"])
+def test_loop_nodes_compute_what_the_cpu_computes(dml: torch.device, monkeypatch: pytest.MonkeyPatch,
+                                                  wgsl: bool) -> None:
     """With the pass that sends ATen ops to eager kernels switched off, Inductor lowers every op to loop
-    nodes; each must run, as eager ops, to the CPU's numbers."""
-    from torch_dml.compile import fallback_pass
+    nodes; each must run, as eager ops or (where it can) as a generated WGSL kernel, to the CPU's numbers."""
+    from torch_dml.compile import config, fallback_pass
 
+    monkeypatch.setattr(config, "wgsl", wgsl)
     monkeypatch.setattr(fallback_pass.EagerKernelsPass, "__call__", lambda self, gm: None)
     g = torch.Generator().manual_seed(0)
     x, table, rows = torch.randn(4, 6, generator=g), torch.randn(5, 3, generator=g), torch.tensor([0, 3, 1, 3])
     expected = _many_loop_kinds(x, rows, table)
     actual, (code, *_) = run_and_get_code(torch.compile(_many_loop_kinds), x.to(dml), rows.to(dml), table.to(dml))
     assert "dml_eager_kernel" in code
+    assert ("dml_wgsl_kernel" in code) == wgsl
     for index, (got, want) in enumerate(zip(actual, expected, strict=True)):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5, msg=lambda m, i=index: f"output {i}: {m}")
 
