@@ -146,3 +146,23 @@ def test_import_leaves_inductor_unloaded() -> None:
     probe = "import sys, torch, torch_dml; print('torch._inductor' in sys.modules, 'torch._dynamo' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.split() == ["False", "False"], result.stdout + result.stderr
+
+
+def test_layer_norm_stays_one_eager_kernel(dml: torch.device) -> None:
+    """Layer norm forward and backward are single fused kernels on dml; Inductor's decomposition (reductions
+    that run as several eager ops each) is skipped for dml tensors."""
+    import torch_dml.compile
+
+    torch_dml.compile.register()   # before tracing, as Inductor's caches make it happen by default
+    torch.manual_seed(0)
+    norm = torch.nn.LayerNorm(24).to(dml)
+    x = torch.randn(5, 24).to(dml).requires_grad_()
+    _, codes = run_and_get_code(lambda: torch.compile(norm)(x).square().sum().backward())
+    assert "aten.native_layer_norm.default" in codes[0]
+    assert "aten.native_layer_norm_backward.default" in codes[1]
+    grads = [t.grad.cpu() for t in (x, norm.weight, norm.bias)]
+    for t in (x, norm.weight, norm.bias):
+        t.grad = None
+    norm(x).square().sum().backward()
+    for got, t in zip(grads, (x, norm.weight, norm.bias), strict=True):
+        torch.testing.assert_close(got, t.grad.cpu(), rtol=1e-5, atol=1e-5)

@@ -33,6 +33,7 @@ def register() -> None:
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
     from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 
+    from torch_dml.compile.decompositions import keep_whole_on_dml
     from torch_dml.compile.device import DmlInterface, DmlOpOverrides
     from torch_dml.compile.fallback_pass import EagerKernelsPass
     from torch_dml.compile.scheduling import DmlScheduling
@@ -40,4 +41,5 @@ def register() -> None:
     register_interface_for_device("dml", DmlInterface)
     register_device_op_overrides("dml", DmlOpOverrides())
     register_backend_for_device("dml", DmlScheduling, PythonWrapperCodegen, device_custom_pass=EagerKernelsPass())
+    keep_whole_on_dml()
     _registered = True
