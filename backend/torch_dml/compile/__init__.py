@@ -1,18 +1,21 @@
 """``torch.compile(model)`` on dml: the default backend, Inductor, wired to the device.
 
 What it does. Inductor runs as on any device (Dynamo's capture, AOTAutograd's joint graph and
-decompositions, Inductor's graph passes, memory planning and its Python wrapper), and every ATen op on
-dml in the compiled graph is lowered to a call of that op (``fallback_pass.py``), that is, to dml's own
-eager WGSL kernel. The few loop-level nodes Inductor creates by itself (layout copies, scatter
-re-expansions) run as short sequences of eager ops (``eager_kernel.py``). No kernel is generated, so
-nothing is fused: compiled dml models compute what eager ones compute, at about eager's speed.
+decompositions, Inductor's graph passes, memory planning and its Python wrapper). Float32 pointwise ops on
+dml are lowered to loop nodes, which Inductor's SIMD scheduling fuses; each fused group becomes one
+generated WGSL kernel (``wgsl_kernel.py``, launched by ``wgsl_launch.py`` through
+``torch_dml._C._launch_wgsl``). Every other ATen op on dml is lowered to a call of that op
+(``fallback_pass.py``), that is, to dml's own eager WGSL kernel; ops with one fused eager kernel that
+Inductor would decompose (layer norm, softmax, ...) are kept whole for dml (``decompositions.py``). Loop
+nodes the generator cannot write (reductions, indirect indexing, other dtypes) run as short sequences of
+eager ops (``eager_kernel.py``). ``config.wgsl`` (``TORCH_DML_INDUCTOR_WGSL=0``) switches generation off.
 
-Why this and not routing dml graphs to ``aot_eager``. Both run the same kernels. Registering dml as an
-Inductor device uses the extension points Inductor offers out-of-tree devices
+Why this and not routing dml graphs to ``aot_eager`` (which runs every op as its eager kernel).
+Registering dml as an Inductor device uses the extension points Inductor offers out-of-tree devices
 (``register_backend_for_device``, ``register_interface_for_device``, ``register_device_op_overrides``)
 instead of replacing Inductor's entry point, keeps ``mode=``/``options=``/``dynamic=`` and Inductor's
-caches working unchanged, and is the place a WGSL kernel generator plugs in later: the scheduling then
-fuses and emits kernels for the nodes it now hands to eager ops.
+caches working unchanged, and lets the scheduling (``scheduling.py``, a ``SIMDScheduling``) fuse and emit
+kernels from Inductor's own loop IR.
 
 Registration is lazy: importing Inductor costs about two seconds, so ``import torch_dml`` only leaves a
 hook (``torch.dml.Scheduling``, which Inductor looks up the first time it needs a backend for the

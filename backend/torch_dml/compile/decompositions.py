@@ -1,6 +1,7 @@
-"""Ops Inductor would decompose that dml keeps whole: each has one fused eager kernel on dml (layer norm
-and softmax, forward and backward), while their decompositions are reductions and pointwise steps of
-which the reductions run as several eager ops each. The decomposition stays for every other device."""
+"""Ops Inductor would decompose that dml keeps whole: each has one fused eager kernel on dml (layer norm,
+softmax, log-softmax and NLL loss, forward and backward; embedding backward; tril/triu), while their
+decompositions are reductions, index arithmetic and scatters that the generator does not write and that
+run as several eager ops each. The decomposition stays for every other device."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from torch.utils import _pytree
 _aten = torch.ops.aten
 KEPT_WHOLE = (_aten.native_layer_norm.default, _aten.native_layer_norm_backward.default, _aten._softmax.default,
               _aten._softmax_backward_data.default, _aten._log_softmax.default,
-              _aten._log_softmax_backward_data.default)
+              _aten._log_softmax_backward_data.default, _aten.nll_loss_forward.default,
+              _aten.nll_loss_backward.default, _aten.embedding_dense_backward.default, _aten.tril.default,
+              _aten.triu.default)
 
 
 def _on_dml(args: Any, kwargs: Any) -> bool:
