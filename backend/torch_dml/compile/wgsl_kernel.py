@@ -37,6 +37,7 @@ MAX_OPERANDS = 8
 # only runs where every index stays below 2^31 (WgslKernel's numel check, the launch's binding check).
 _VALUE_TYPES = {torch.float32: "f32", torch.int32: "i32", torch.int64: "i32", torch.bool: "bool"}
 _BUFFER_TYPES = {torch.float32: "f32", torch.int32: "i32"}
+_BUFFER_TYPE_DTYPES = {"f32": torch.float32, "i32": torch.int32}
 
 # Inductor op -> WGSL of its float32 form, as the eager kernel writes it (backend/ops.yaml).
 _FLOAT_OPS: dict[str, Callable[..., str]] = {
@@ -444,6 +445,3 @@ class WgslKernel(SIMDKernel):
             scalars.append(wrapper.codegen_python_sizevar(numel))
         wrapper.writeline(f"{name}([{', '.join(buffers)}], ({''.join(s + ', ' for s in scalars)}), "
                           f"{wrapper.codegen_python_sizevar(numel)})")
-
-
-_BUFFER_TYPE_DTYPES = {"f32": torch.float32, "i32": torch.int32}
