@@ -1,5 +1,5 @@
 """torch.compile's generated WGSL kernels (torch_dml/compile/wgsl_kernel.py): fused float32 pointwise
-chains launch one kernel where eager launches one per op, and compute what the CPU computes, over
+chains (and sum/max/min reductions with them) launch one kernel where eager launches one per op, and compute what the CPU computes, over
 broadcast, strided and dynamically shaped inputs, with NaN, infinities and signed zeros kept; nodes the
 generator cannot write still run; the launch entry point reports bad kernels as Python errors."""
 
@@ -92,6 +92,28 @@ def test_dynamic_shapes_take_sizes_at_launch(dml: torch.device) -> None:
         out, (code, *_) = run_and_get_code(compiled, x.to(dml), s.to(dml))
         assert "dml_wgsl_kernel" in code or n != 7   # later sizes reuse the first size's graph
         torch.testing.assert_close(out.cpu(), f(x, s))
+
+
+def test_reductions_fuse_with_their_pointwise_neighbours(dml: torch.device) -> None:
+    def f(x: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = torch.tanh(x * w)
+        softmax_denominator = (y - y.amax(dim=1, keepdim=True)).exp().sum(dim=1)
+        return y.sum(dim=0) * 2, softmax_denominator, x.sum(), y.amin(dim=1)
+
+    g = torch.Generator().manual_seed(3)
+    x, w = torch.randn(300, 40, generator=g), torch.randn(40, generator=g)
+    x[7, 3] = float("nan")   # max and min propagate NaN
+    compiled = torch.compile(f)
+    with torch_dml.strict():
+        out, (code, *_) = run_and_get_code(compiled, x.to(dml), w.to(dml))
+        fused, generated = _dispatches(lambda: compiled(x.to(dml), w.to(dml)))
+        eager, _ = _dispatches(lambda: f(x.to(dml), w.to(dml)))
+    assert "dml_eager_kernel" not in code and "aten.sum.dim_IntList" not in code and "aten.amax" not in code
+    # One output of 12000 elements would be one thread's loop: that sum stays dml's eager reduction.
+    assert "aten.sum.default" in code
+    assert generated > 0 and fused < eager
+    for got, want in zip(out, f(x, w), strict=True):
+        torch.testing.assert_close(got.cpu(), want, equal_nan=True)
 
 
 def test_switched_off_every_op_is_an_eager_kernel(dml: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:

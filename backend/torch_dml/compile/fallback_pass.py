@@ -21,6 +21,7 @@ from torch._inductor.custom_graph_pass import CustomGraphModulePass
 from torch.utils import _pytree
 
 from torch_dml.compile import config
+from torch_dml.compile.wgsl_kernel import generated_reduction_shape
 
 log = logging.getLogger("torch_dml.compile")
 
@@ -36,13 +37,25 @@ def _touches_dml(node: torch.fx.Node) -> bool:
     return any(v.device.type == "dml" for v in _tensors(node))
 
 
+_REDUCTIONS = (torch.ops.aten.sum.dim_IntList, torch.ops.aten.sum.default, torch.ops.aten.amax.default,
+               torch.ops.aten.amin.default)
+
+
 def _generated(node: torch.fx.Node) -> bool:
-    """Whether Inductor's lowering of `node` is a pointwise loop the WGSL generator writes: then it is left
-    to Inductor, to fuse with its neighbours, instead of being called as an eager op."""
-    if not config.wgsl or torch.Tag.pointwise not in node.target.tags:
+    """Whether Inductor's lowering of `node` is a loop the WGSL generator writes (float32 pointwise, or a
+    float32 sum/max/min of a shape it generates): then it is left to Inductor, to fuse with its
+    neighbours, instead of being called as an eager op."""
+    if not config.wgsl:
         return False
     tensors = _tensors(node)
-    return bool(tensors) and all(v.device.type == "dml" and v.dtype == torch.float32 for v in tensors)
+    if not tensors or not all(v.device.type == "dml" and v.dtype == torch.float32 for v in tensors):
+        return False
+    if node.target in _REDUCTIONS:
+        out, source = node.meta["val"], node.args[0].meta["val"]
+        outputs = out.numel()
+        return isinstance(outputs, int) and isinstance(source.numel(), int) and \
+            generated_reduction_shape(outputs, source.numel() // max(outputs, 1))
+    return torch.Tag.pointwise in node.target.tags
 
 
 @functools.cache

@@ -25,11 +25,32 @@ import sympy
 import torch
 from torch._inductor.codegen.common import CSEVariable, DeferredLine, IndentedBuffer, OpOverrides
 from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel
+from torch._inductor.utils import sympy_product
 from torch._inductor.virtualized import V
+from torch.utils._ordered_set import OrderedSet
 from torch.utils._sympy import functions as symfn
 from torch.utils._sympy.printers import ExprPrinter
 
 WORKGROUP_SIZE = 256
+# Reductions: each thread loops over its output's reduced elements, so a reduction is generated only
+# where there are enough outputs to fill a GPU or few enough reduced elements per output; others run as
+# eager reduction kernels (which split rows across a workgroup).
+MIN_REDUCTION_OUTPUTS = 256
+MAX_REDUCED_PER_THREAD = 4096
+
+
+def generated_reduction_shape(outputs: int, reduced: int) -> bool:
+    return outputs >= MIN_REDUCTION_OUTPUTS or reduced <= MAX_REDUCED_PER_THREAD
+
+
+# Reduction -> (initial value, combine) for float32 accumulators, combined in index order.
+_REDUCTIONS: dict[str, tuple[float, Callable[[str, str], str]]] = {
+    "sum": (0.0, lambda acc, v: f"({acc} + {v})"),
+    "prod": (1.0, lambda acc, v: f"({acc} * {v})"),
+    "max": (-math.inf, lambda acc, v: f"fmaximum_({acc}, {v})"),
+    "min": (math.inf, lambda acc, v: f"fminimum_({acc}, {v})"),
+}
+
 # Storage bindings one kernel may have (kernels/launch.h's Launch::kMaxOperands, WebGPU's default limit).
 MAX_OPERANDS = 8
 
@@ -239,6 +260,14 @@ class _Probe:
         literal(other, result if isinstance(result, torch.dtype) else torch.float32)
         return result
 
+    def reduction(self, dtype: torch.dtype, src_dtype: torch.dtype, reduction_type: str, value: Any) -> Any:
+        if reduction_type not in _REDUCTIONS or dtype != torch.float32 or value != torch.float32:
+            raise Unsupported(f"a {reduction_type} reduction of {value} to {dtype}")
+        return dtype
+
+    def store_reduction(self, name: str, index: sympy.Expr, value: Any) -> None:
+        self.store(name, index, value)
+
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("__"):
             raise AttributeError(name)
@@ -264,18 +293,23 @@ def supported(node: Any) -> str | None:
     otherwise what cannot."""
     for snode in node.get_nodes():
         body = getattr(snode, "_body", None)
-        if body is None or snode.is_reduction() or snode.is_template():
-            return f"{snode.get_name()} is not a pointwise loop"
+        if body is None or snode.is_template():
+            return f"{snode.get_name()} is not a loop"
         ranges, reduction_ranges = snode.get_ranges()
         if reduction_ranges:
-            return f"{snode.get_name()} reduces"
+            outputs, reduced = sympy_product(ranges), sympy_product(reduction_ranges)
+            if not (outputs.is_Integer and reduced.is_Integer):
+                return f"{snode.get_name()} reduces over a dynamic shape"
+            if not generated_reduction_shape(int(outputs), int(reduced)):
+                return f"{snode.get_name()} reduces {reduced} elements into {outputs} outputs"
         operands = {dep.name for dep in snode.read_writes.reads | snode.read_writes.writes}
         if len(operands) > MAX_OPERANDS:
             return f"{snode.get_name()} binds {len(operands)} tensors"
-        variables = [sympy.Symbol(f"dml_probe{i}", integer=True, nonnegative=True) for i in range(len(ranges))]
+        variables = [sympy.Symbol(f"dml_probe{i}", integer=True, nonnegative=True)
+                     for i in range(len(ranges) + len(reduction_ranges))]
         try:
             with V.set_ops_handler(_Probe()):
-                body(variables, [])
+                body(variables[:len(ranges)], variables[len(ranges):])
         except Unsupported as e:
             return f"{snode.get_name()} uses {e}"
     return None
@@ -370,16 +404,51 @@ class WgslKernel(SIMDKernel):
         # order is known; the marker names the operand.
         return f"@OFFSET({var}) + u32({self.index_to_str(self.prepare_indexing(index))})"
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.post_loop = IndentedBuffer()   # reduction results' stores, after the loop that computes them
+        self.outside_loop: set[Any] = set()  # CSE values that stay valid after a reduction loop
+        self.accumulators = itertools.count()
+
     def codegen_iteration_ranges_entry(self, entry: IterationRangesEntry) -> None:
-        self.indexing_code.writeline(f"let {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};")
+        line = f"let {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
+        # A reduction variable changes each loop iteration; an output's is fixed for the thread.
+        (self.indexing_code if entry.root.is_loop else self.body).writeline(line)
+
+    def reduction(self, dtype: torch.dtype, src_dtype: torch.dtype, reduction_type: str, value: Any) -> Any:
+        initial, combine = _REDUCTIONS[reduction_type]
+        acc = self.cse.newvar(dtype=dtype)
+        self.body.writeline(f"var {acc}: f32 = {literal(initial, torch.float32)};")
+        self.compute.writeline(f"{acc} = {combine(str(acc), str(value))};")
+        self.outside_loop.add(acc)
+        return acc
+
+    def store_reduction(self, name: str, index: sympy.Expr, value: CSEVariable) -> None:
+        var = self.args.output(name)
+        self.post_loop.writeline(DeferredLine(name, f"{var}[{self._address(var, index)}] = {value};"))
 
     def codegen_body(self) -> None:
-        self.body.splice(self.loads)
-        self.body.splice(self.compute)
-        self.body.splice(self.stores)
-        self.loads.clear()
-        self.compute.clear()
-        self.stores.clear()
+        loop = next((t for t in self.range_trees if t.is_loop), None)
+        if loop is not None and self.inside_reduction and (self.loads or self.compute or self.stores):
+            self.body.writeline(f"for (var {loop.name}: i32 = 0; {loop.name} < {self.sexpr(loop.numel)}; "
+                                f"{loop.name}++) {{")
+            with self.body.indent():
+                self.body.splice(self.indexing_code)
+                self.body.splice(self.loads)
+                self.body.splice(self.compute)
+                self.body.splice(self.stores)
+            self.body.writeline("}")
+            # Values computed inside the loop are gone after it; its index variables too.
+            self.cse.invalidate(OrderedSet(self.outside_loop))
+            loop.cache_clear()
+        else:
+            self.body.splice(self.indexing_code)
+            self.body.splice(self.loads)
+            self.body.splice(self.compute)
+            self.body.splice(self.stores)
+        self.body.splice(self.post_loop)
+        for buffer in (self.indexing_code, self.loads, self.compute, self.stores, self.post_loop):
+            buffer.clear()
 
     def operands(self) -> tuple[list[str], list[str], list[str]]:
         """Kernel-side names of the bound tensors, their graph buffers, and the graph's size symbols the
@@ -394,6 +463,9 @@ class WgslKernel(SIMDKernel):
     def codegen_kernel(self, name: str | None = None) -> str:
         self.codegen_body()
         (tree,) = [t for t in self.range_trees if not t.is_reduction]
+        for loop in self.range_trees:
+            if loop.is_reduction and not isinstance(loop.numel, (int, sympy.Integer)):
+                raise Unsupported("a reduction over a dynamic shape")
         inner, _, _ = self.operands()
         if len(inner) > MAX_OPERANDS:
             raise Unsupported(f"{len(inner)} tensors in one kernel")
@@ -421,7 +493,6 @@ class WgslKernel(SIMDKernel):
             code.writeline(f"if ({tree.name} >= {numel}) {{ return; }}")
             for size in self.args.sizevars.values():
                 code.writeline(f"let {size} = p.{size};")
-            code.splice(self.indexing_code)
             code.splice(self.body)
         code.writeline("}")
         source = code.getvalue()
