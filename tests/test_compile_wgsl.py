@@ -66,6 +66,13 @@ def test_broadcast_and_strided_inputs(dml: torch.device) -> None:
     torch.testing.assert_close(out.cpu(), f(a, b, c[:, 4:52]))
 
 
+def test_more_than_65535_workgroups_take_the_second_grid_dimension(dml: torch.device) -> None:
+    n = 65536 * 256 + 300
+    x = torch.arange(n, dtype=torch.float32) % 1000
+    out = torch.compile(lambda t: t * 2 - 3)(x.to(dml)).cpu()
+    assert torch.equal(out, x * 2 - 3)
+
+
 def test_nan_infinities_and_signed_zeros_match_the_cpu_bit_for_bit(dml: torch.device) -> None:
     def f(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return torch.where(x > y, torch.maximum(x, y), torch.relu(-x)) + torch.minimum(x * 0.5, y)

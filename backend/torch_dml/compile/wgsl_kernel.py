@@ -245,8 +245,12 @@ class _Probe:
         return dtype
 
     def to_dtype(self, x: Any, dtype: torch.dtype, src_dtype: Any = None, use_compute_types: bool = True) -> Any:
-        if dtype not in _VALUE_TYPES or (src_dtype is not None and src_dtype not in _VALUE_TYPES):
+        source = src_dtype or x
+        if dtype not in _VALUE_TYPES or (isinstance(source, torch.dtype) and source not in _VALUE_TYPES):
             raise Unsupported(f"a conversion to {dtype}")
+        # int64 values are i32 here: only index arithmetic, which stays below 2^31, may make them.
+        if source == torch.float32 and dtype in (torch.int32, torch.int64):
+            raise Unsupported(f"a conversion of float32 to {dtype}")
         return dtype
 
     def index_expr(self, expr: sympy.Expr, dtype: torch.dtype) -> torch.dtype:
