@@ -1,5 +1,5 @@
-"""Inductor's loop IR written as WGSL: one kernel per fused group of pointwise nodes, one thread per
-element. Inductor's ``SIMDKernel`` does the indexing (range trees, index simplification, CSE); this module
+"""Inductor's loop IR written as WGSL: one kernel per fused group of pointwise and reduction nodes, one
+thread per element, or per output of a reduction (looping over its reduced elements). Inductor's ``SIMDKernel`` does the indexing (range trees, index simplification, CSE); this module
 says how each op, load and store reads in WGSL.
 
 Numbers. Each op is written with the helper the eager kernel of the same op uses (``fdiv_`` for
@@ -10,7 +10,8 @@ may contract a product and a sum into one fma where eager rounded twice (an ulp 
 
 What it writes (anything else makes ``supported()`` false and the node runs as eager ops instead):
 loads and stores of float32 and int32 buffers at affine, floor-divided or modular indices; float32,
-int32 and bool values; the ops in ``_FLOAT_OPS``/``_ANY_OPS``; masked sub-bodies.
+int32 and bool values; the ops in ``_FLOAT_OPS``/``_TYPED_OPS``/``_ANY_OPS``; masked sub-bodies; float32
+``_REDUCTIONS`` over a static shape that ``generated_reduction_shape`` accepts.
 """
 
 from __future__ import annotations
