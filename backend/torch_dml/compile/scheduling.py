@@ -1,7 +1,8 @@
 """Inductor's scheduling for dml. Inductor's SIMD scheduling decides which loop nodes fuse; a fused group
 of pointwise and reduction nodes becomes one generated WGSL kernel (``wgsl_kernel.py``). A node the
-generator cannot write (an op, reduction or dtype it lacks, an index read from a tensor) fuses with nothing and runs as a
-function of eager ops (``eager_kernel.py``), as every loop node does with generation switched off."""
+generator cannot write (an op, reduction or dtype it lacks, an index read from a tensor) fuses with
+nothing and runs as a function of eager ops (``eager_kernel.py``), as every loop node does with
+generation switched off."""
 
 from __future__ import annotations
 
