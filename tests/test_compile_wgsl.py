@@ -1,7 +1,8 @@
-"""torch.compile's generated WGSL kernels (torch_dml/compile/wgsl_kernel.py): fused float32 pointwise
-chains (and sum/max/min reductions with them) launch one kernel where eager launches one per op, and compute what the CPU computes, over
-broadcast, strided and dynamically shaped inputs, with NaN, infinities and signed zeros kept; nodes the
-generator cannot write still run; the launch entry point reports bad kernels as Python errors."""
+"""torch.compile's generated WGSL kernels (torch_dml/compile/wgsl_kernel.py): fused float32 pointwise chains
+(and sum/max/min reductions with them) launch one kernel where eager launches one per op, and compute what
+the CPU computes, over broadcast, strided and dynamically shaped inputs, with NaN, infinities and signed
+zeros kept; nodes the generator cannot write still run; the launch entry point reports bad kernels as
+Python errors."""
 
 from __future__ import annotations
 

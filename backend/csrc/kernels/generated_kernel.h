@@ -23,8 +23,8 @@ struct GeneratedOperand {
 };
 
 // Compiles `source` under `name` the first time on this device (the name must tell sources apart) and
-// dispatches `groups` workgroups. A source naga rejects raises (c10::Error) with the source attached. The caller holds
-// the device lock.
+// dispatches `groups` workgroups. A source naga rejects raises (c10::Error) with the source attached.
+// The caller holds the device lock.
 void launch_generated(runtime::DeviceContext& context, const std::string& name, const std::string& source,
                       const std::vector<GeneratedOperand>& operands, const std::string& scalars, uint64_t groups);
 

@@ -1,18 +1,18 @@
 """Inductor's loop IR written as WGSL: one kernel per fused group of pointwise and reduction nodes, one
-thread per element, or per output of a reduction (looping over its reduced elements). Inductor's ``SIMDKernel`` does the indexing (range trees, index simplification, CSE); this module
-says how each op, load and store reads in WGSL.
+thread per element, or per output of a reduction (looping over its reduced elements). Inductor's
+``SIMDKernel`` does the indexing (range trees, index simplification, CSE); this module says how each op,
+load and store reads in WGSL.
 
-Numbers. Each op is written with the helper the eager kernel of the same op uses (``fdiv_`` for
-division, ``erf_``, ``tanh_``, bit-pattern comparisons and NaN tests, ...; the C++ launch path appends
-the ones a kernel reaches from kernels/wgsl/math/), so a fused chain rounds as the chain of eager ops
-does, op by op. What fusion changes: an intermediate stays in a register instead of memory, so a driver
-may contract a product and a sum into one fma where eager rounded twice (an ulp at most; tests allow it).
+Numbers. Each op is written with the helper the eager kernel of the same op uses (``fdiv_`` for division,
+``erf_``, ``tanh_``, bit-pattern comparisons and NaN tests, ...; the C++ launch path appends the ones a
+kernel reaches from kernels/wgsl/math/), so a fused chain rounds as the chain of eager ops does, op by op.
+What fusion changes: an intermediate stays in a register instead of memory, so a driver may contract a
+product and a sum into one fma where eager rounded twice (an ulp at most; tests allow it).
 
-What it writes (anything else makes ``supported()`` false and the node runs as eager ops instead):
-loads and stores of float32 and int32 buffers at affine, floor-divided or modular indices; float32,
-int32 and bool values; the ops in ``_FLOAT_OPS``/``_TYPED_OPS``/``_ANY_OPS``; masked sub-bodies; float32
-``_REDUCTIONS`` over a static shape that ``generated_reduction_shape`` accepts.
-"""
+What it writes (for anything else ``supported()`` names the reason and the node runs as eager ops): loads
+and stores of float32 and int32 buffers at affine, floor-divided or modular indices; float32, int32 and
+bool values; the ops in ``_FLOAT_OPS``/``_TYPED_OPS``/``_ANY_OPS``; masked sub-bodies; float32
+``_REDUCTIONS`` over a static shape that ``generated_reduction_shape`` accepts."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ _REDUCTIONS: dict[str, tuple[float, Callable[[str, str], str]]] = {
     "min": (math.inf, lambda acc, v: f"fminimum_({acc}, {v})"),
 }
 
-# Storage bindings one kernel may have (kernels/launch.h's Launch::kMaxOperands, WebGPU's default limit).
+# Storage bindings one kernel may have: WebGPU's default limit, which every adapter has
+# (kernels/generated_kernel.cpp's kMaxGeneratedOperands; the offsets block holds 8).
 MAX_OPERANDS = 8
 
 # Kernel values: WGSL type per dtype. int64 values (index arithmetic) are computed in i32; the kernel
