@@ -131,25 +131,93 @@ def test_mem_get_info_is_honest_about_the_reserved_bytes():
     keep = torch.empty(64 << 20, dtype=torch.uint8, device="dml")
     free_after, total_after = torch.dml.mem_get_info("dml:0")
     assert total_after == total
-    # What the allocator holds is never counted as free; system memory may be scarcer still.
-    if properties.total_memory_source == "host":
+    # What the allocator holds is never counted as free (a Vulkan budget counts it as used); system
+    # memory may be scarcer still.
+    free_source = torch_dml._C._memory_info(0)[3]
+    assert free_source in ("budget", "reserved")
+    if free_source == "budget" or properties.type in ("cpu", "integrated"):
         assert free_after <= total - torch.dml.memory_reserved()
     else:
         assert free_after == total - torch.dml.memory_reserved()
     del keep
 
 
-def test_mem_get_info_total_follows_the_adapter_type():
+def _physical_memory() -> int:
     import os
 
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _vulkan_loader_present() -> bool:
+    import ctypes
+    import sys
+
+    try:
+        ctypes.CDLL("vulkan-1.dll" if sys.platform == "win32" else "libvulkan.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def _fallback_source(properties) -> str:
+    return "host" if properties.type in ("cpu", "integrated") else "maxBufferSize"
+
+
+def test_mem_get_info_total_follows_the_adapter_type():
     properties = torch.dml.get_device_properties(0)
     _free, total = torch.dml.mem_get_info(0)
-    if properties.type in ("cpu", "integrated"):
+    vulkan = torch_dml._C._vulkan_memory(0)
+    if properties.type == "cpu":
+        # lavapipe's Vulkan heap is host memory under a nominal size: the OS's figure is the truer one.
         assert properties.total_memory_source == "host"
-        assert total == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        assert total == _physical_memory()
+    elif vulkan is not None:
+        assert properties.total_memory_source == "vulkan"
+        assert total == vulkan[1]
     else:
-        assert properties.total_memory_source == "maxBufferSize"
-        assert total == properties.limits["maxBufferSize"]
+        assert properties.total_memory_source == _fallback_source(properties)
+        if properties.total_memory_source == "host":
+            assert total == _physical_memory()
+        else:
+            assert total == properties.limits["maxBufferSize"]
+
+
+def test_vulkan_finds_the_adapter():
+    properties = torch.dml.get_device_properties(0)
+    if properties.backend != "Vulkan" or not _vulkan_loader_present():
+        pytest.skip(f"no Vulkan loader for a {properties.backend} adapter")
+    vulkan = torch_dml._C._vulkan_memory(0)
+    assert vulkan is not None, f"Vulkan did not list {properties.name} ({properties.vendor_id:#x}:{properties.device_id:#x})"
+    budget_free, total = vulkan
+    assert total > 0
+    if properties.type == "cpu":
+        assert total <= _physical_memory()
+    assert budget_free is None or 0 <= budget_free <= total
+
+
+def test_a_missing_vulkan_loader_falls_back_to_the_old_source():
+    code = (
+        "import torch, torch_dml\n"
+        "p = torch.dml.get_device_properties(0)\n"
+        "free, total = torch.dml.mem_get_info(0)\n"
+        "print(torch_dml._C._vulkan_memory(0), p.type, p.total_memory_source, total == p.total_memory,"
+        " torch_dml._C._memory_info(0)[3], 0 <= free <= total)\n"
+    )
+    result = run_python(code, TORCH_DML_VULKAN_LOADER="libtorch-dml-no-such-vulkan-loader.so.1")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    vulkan, adapter_type, source, agree, free_source, free_ok = result.stdout.split()
+    assert vulkan == "None"
+    assert source == ("host" if adapter_type in ("cpu", "integrated") else "maxBufferSize")
+    assert (agree, free_source, free_ok) == ("True", "reserved", "True")
+
+
+def test_the_vulkan_query_is_silent_and_exits_cleanly():
+    # The probe's instance is destroyed at exit, after wgpu's: neither may print or abort.
+    result = run_python("import torch, torch_dml\nprint(torch_dml._C._vulkan_memory(0) is not None)")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout.strip() in ("True", "False")
 
 
 def test_memory_summary_shows_current_and_peak():

@@ -14,7 +14,7 @@ class DeviceProperties:
     index: int
     name: str
     total_memory: int
-    # Where total_memory comes from, "host" or "maxBufferSize" (see torch.dml.mem_get_info).
+    # Where total_memory comes from, "vulkan", "host" or "maxBufferSize" (see torch.dml.mem_get_info).
     total_memory_source: str
     type: str  # the adapter type: "discrete", "integrated", "cpu", ...
     backend: str  # "Vulkan", "D3D12", "Metal", ...
@@ -40,7 +40,7 @@ class DeviceProperties:
 
 def device_properties(index: int) -> DeviceProperties:
     record: dict[str, Any] = _C._adapter(index)
-    _free, total, source = _C._memory_info(index)
+    _free, total, source, _free_source = _C._memory_info(index)
     return DeviceProperties(
         index=index,
         name=record["name"],

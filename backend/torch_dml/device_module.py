@@ -212,18 +212,20 @@ def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
 
 
 def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
-    """``(free, total)`` bytes of the device, as ``torch.cuda.mem_get_info``, but estimated: WebGPU has
-    no memory query.
+    """``(free, total)`` bytes of the device, as ``torch.cuda.mem_get_info``. WebGPU has no memory query.
 
-    ``total``: for a CPU or integrated adapter (lavapipe, an iGPU), whose buffers live in system memory,
-    the machine's physical memory; for any other adapter, its ``maxBufferSize`` limit, the largest
-    single buffer it allows, which is a lower bound on its memory rather than its size
-    (``get_device_properties(device).total_memory_source`` says which). ``free``: ``total`` minus what
-    torch_dml's caching allocator has reserved on the device, and for system memory at most what the OS
-    reports available (Linux: MemAvailable). Memory used by other processes or other APIs on a GPU is not seen.
+    ``total``: on the Vulkan backend, the sum of the device's DEVICE_LOCAL heaps as Vulkan reports them
+    (the loader is opened at run time; the device is matched by vendor and device ID). A CPU adapter
+    (lavapipe), whose Vulkan heap is host memory under a nominal size, and an integrated adapter Vulkan
+    cannot answer for report the machine's physical memory; any other adapter its ``maxBufferSize``
+    limit, a lower bound on its memory rather than its size (``get_device_properties(device)
+    .total_memory_source`` says which: ``"vulkan"``, ``"host"``, ``"maxBufferSize"``). D3D12 and Metal
+    are not asked. ``free``: with Vulkan's ``VK_EXT_memory_budget``, budget minus usage of those heaps,
+    which sees other processes too; otherwise ``total`` minus what torch_dml's caching allocator has
+    reserved. For system memory it is at most what the OS reports available (Linux: MemAvailable).
     ``torch.accelerator.get_memory_info`` returns the same.
     """
-    free, total, _source = _C._memory_info(checked_index(device))
+    free, total, _source, _free_source = _C._memory_info(checked_index(device))
     return free, total
 
 

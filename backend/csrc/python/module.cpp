@@ -208,7 +208,12 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_memory_info", [](int i) {
     const runtime::DeviceMemory memory = runtime::device_memory(i);
-    return py::make_tuple(memory.free, memory.total, memory.total_source);
+    return py::make_tuple(memory.free, memory.total, memory.total_source, memory.free_source);
+  });
+  m.def("_vulkan_memory", [](int i) -> py::object {
+    const auto memory = runtime::vulkan_memory_of(runtime::device_context(i).adapter());
+    if (!memory) return py::none();
+    return py::make_tuple(memory->free ? py::cast(*memory->free) : py::none(), memory->total);
   });
   m.def("_empty_cache", [] { runtime::device_allocator().emptyCache(); });
   m.def("_default_generator", [](int i) {
