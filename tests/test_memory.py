@@ -212,6 +212,39 @@ def test_a_missing_vulkan_loader_falls_back_to_the_old_source():
     assert (agree, free_source, free_ok) == ("True", "reserved", "True")
 
 
+@pytest.mark.parametrize("budget", [True, False], ids=["budget", "no-budget"])
+def test_vulkan_heaps_and_budget_are_summed_for_the_matching_device(tmp_path, budget):
+    # A stand-in loader with known heaps: the real drivers here (lavapipe) have no memory budget.
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    compiler = shutil.which("cc")
+    if compiler is None or sys.platform == "win32":
+        pytest.skip("needs a C compiler to build the stand-in Vulkan loader")
+    library = tmp_path / "fake_vulkan.so"
+    source = Path(__file__).parent / "data" / "fake_vulkan_loader.c"
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    properties = torch.dml.get_device_properties(0)
+    if properties.backend != "Vulkan":
+        pytest.skip("the Vulkan query is asked only for a Vulkan adapter")
+    env = {
+        "TORCH_DML_VULKAN_LOADER": str(library),
+        "FAKE_VK_VENDOR": str(properties.vendor_id),
+        "FAKE_VK_DEVICE": str(properties.device_id),
+        "FAKE_VK_NAME": properties.name,
+    }
+    if not budget:
+        env["FAKE_VK_NO_BUDGET"] = "1"
+    result = run_python("import torch, torch_dml\nprint(torch_dml._C._vulkan_memory(0))", **env)
+    assert result.returncode == 0, result.stderr
+    gib, mib = 1 << 30, 1 << 20
+    # The decoy shares the IDs but not the name; heap 1 is not DEVICE_LOCAL; heap 2 is over budget.
+    expected_free = 4 * gib if budget else None
+    assert result.stdout.strip() == str((expected_free, 6 * gib + 256 * mib))
+
+
 def test_the_vulkan_query_is_silent_and_exits_cleanly():
     # The probe's instance is destroyed at exit, after wgpu's: neither may print or abort.
     result = run_python("import torch, torch_dml\nprint(torch_dml._C._vulkan_memory(0) is not None)")
