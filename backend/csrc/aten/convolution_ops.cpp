@@ -2,12 +2,16 @@
 // convolution_overrideable, whose default raises rather than reaching the boxed CPU fallback, and whose
 // CPU counterpart is not registered under that name.
 //
-// conv2d in float32/float16/bfloat16, forward and backward, is native, composed from native ops: the
-// input's patches are gathered by one strided view + copy (im2col), and batched matmuls do the rest.
+// conv2d in float32/float16/bfloat16, forward and backward, is native on the conv kernels
+// (kernels/conv_kernel.h): implicit GEMMs that read the input's patches in place, in NCHW or
+// channels_last, and a direct depthwise kernel. A problem those kernels cannot take (more output tiles
+// than one dispatch holds, an operand beyond one storage binding) is composed from native ops instead:
+// the input's patches gathered by one strided view + copy (im2col), and batched matmuls.
 // Transposed convolutions and other ranks and dtypes route to at::convolution(_backward) on the CPU by
 // hand, with the fallback's bookkeeping (counted, warned, refused in strict mode).
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/convolution.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/zeros.h>
@@ -17,6 +21,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "kernels/conv_kernel.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -31,12 +36,18 @@ at::Tensor host(const at::Tensor& t) {
   return t.defined() ? t.cpu() : t;
 }
 
+bool valid_stride(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation) {
+  for (int d = 0; d < 2; ++d)
+    if (stride[d] < 1 || padding[d] < 0 || dilation[d] < 1) return false;
+  return true;
+}
+
 bool native_conv2d(const at::Tensor& input, const at::Tensor& weight, bool transposed, at::IntArrayRef stride,
                    at::IntArrayRef padding, at::IntArrayRef dilation) {
   const auto type = input.scalar_type();
   const bool floating = type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
   return floating && !transposed && input.dim() == 4 && weight.dim() == 4 && weight.scalar_type() == type &&
-      stride.size() == 2 && padding.size() == 2 && dilation.size() == 2;
+      stride.size() == 2 && padding.size() == 2 && dilation.size() == 2 && valid_stride(stride, padding, dilation);
 }
 
 struct Conv2dShape {
@@ -135,11 +146,113 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv2d_im2col_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
+kernels::ConvOperand operand(const at::Tensor& t) {
+  kernels::ConvOperand op{device_ref(t)};
+  for (int d = 0; d < 4; ++d) op.strides[d] = t.stride(d);
+  return op;
+}
+
+kernels::Conv2dGeometry geometry(const Conv2dShape& s, const at::Tensor& input, at::IntArrayRef stride,
+                                 at::IntArrayRef padding, at::IntArrayRef dilation) {
+  kernels::Conv2dGeometry g;
+  g.batch = s.n, g.in_channels = s.c, g.out_channels = s.o, g.groups = s.groups;
+  g.in_h = input.size(2), g.in_w = input.size(3), g.out_h = s.oh, g.out_w = s.ow;
+  g.kernel_h = s.kh, g.kernel_w = s.kw;
+  for (int d = 0; d < 2; ++d) g.stride[d] = stride[d], g.padding[d] = padding[d], g.dilation[d] = dilation[d];
+  return g;
+}
+
+// The layout torch gives a convolution's output (and its gradients): channels_last when the input or
+// the weight is.
+at::MemoryFormat conv_memory_format(const at::Tensor& input, const at::Tensor& weight) {
+  const bool last = input.suggest_memory_format() == at::MemoryFormat::ChannelsLast ||
+      weight.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
+  return last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+}
+
+// float32 scratch in `format` for a kernel's result, rounded once to `type` by the caller.
+at::Tensor float_result(at::IntArrayRef sizes, const at::Tensor& like, at::MemoryFormat format) {
+  return at::empty(sizes, like.options().dtype(c10::kFloat).memory_format(format));
+}
+
+at::Tensor conv2d_forward(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                          at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
+  const Conv2dShape s = conv2d_shape(input, weight, stride, padding, dilation, groups);
+  const c10::ScalarType type = input.scalar_type();
+  const at::MemoryFormat format = conv_memory_format(input, weight);
+  at::Tensor out = float_result({s.n, s.o, s.oh, s.ow}, input, format);
+  const bool with_bias = bias.has_value() && bias->defined();
+  const at::Tensor b = with_bias ? bias->contiguous() : at::Tensor();
+  TORCH_CHECK(!with_bias || (b.dim() == 1 && b.size(0) == s.o && b.scalar_type() == type),
+              "conv2d: expected a bias of ", s.o, " ", type, " elements, got ", b.sizes(), " ", b.scalar_type());
+  if (out.numel() == 0) return narrowed(out, type);
+  kernels::Conv2dProblem problem;
+  problem.pass = kernels::ConvPass::Forward;
+  problem.g = geometry(s, input, stride, padding, dilation);
+  problem.channels_last = format == at::MemoryFormat::ChannelsLast;
+  problem.input = operand(input);
+  problem.weight = operand(weight);
+  problem.out = operand(out);
+  if (with_bias) problem.bias = device_ref(b);
+  runtime::DeviceContext& context = context_of(input);
+  if (!kernels::conv2d_unsupported_reason(context, problem).empty())
+    return conv2d_im2col(input, weight, bias, stride, padding, dilation, groups);
+  kernels::conv2d(context, problem);
+  return narrowed(out, type);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> conv2d_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups, std::array<bool, 3> mask) {
+  const Conv2dShape s = conv2d_shape(input, weight, stride, padding, dilation, groups);
+  TORCH_CHECK(grad_output.dim() == 4 && grad_output.size(0) == s.n && grad_output.size(1) == s.o &&
+                  grad_output.size(2) == s.oh && grad_output.size(3) == s.ow,
+              "conv2d backward: expected grad_output of shape (", s.n, ", ", s.o, ", ", s.oh, ", ", s.ow, "), got ",
+              grad_output.sizes());
+  const c10::ScalarType type = input.scalar_type();
+  const at::MemoryFormat format = conv_memory_format(input, weight);
+  kernels::Conv2dProblem problem;
+  problem.g = geometry(s, input, stride, padding, dilation);
+  problem.channels_last = format == at::MemoryFormat::ChannelsLast;
+  problem.input = operand(input);
+  problem.weight = operand(weight);
+  problem.grad_output = operand(grad_output);
+  runtime::DeviceContext& context = context_of(input);
+  at::Tensor grad_input, grad_weight, grad_bias;
+  if (mask[0]) {
+    grad_input = float_result(input.sizes(), input, format);
+    problem.pass = kernels::ConvPass::GradInput;
+    problem.out = operand(grad_input);
+    if (grad_input.numel() && !kernels::conv2d_unsupported_reason(context, problem).empty())
+      return conv2d_im2col_backward(grad_output, input, weight, stride, padding, dilation, groups, mask);
+  }
+  if (mask[1]) {
+    grad_weight = float_result(weight.sizes(), weight, format);
+    problem.pass = kernels::ConvPass::GradWeight;
+    problem.out = operand(grad_weight);
+    if (!kernels::conv2d_unsupported_reason(context, problem).empty())
+      return conv2d_im2col_backward(grad_output, input, weight, stride, padding, dilation, groups, mask);
+  }
+  if (mask[0] && grad_input.numel()) {
+    problem.pass = kernels::ConvPass::GradInput;
+    problem.out = operand(grad_input);
+    kernels::conv2d(context, problem);
+  }
+  if (mask[1] && grad_weight.numel()) {
+    problem.pass = kernels::ConvPass::GradWeight;
+    problem.out = operand(grad_weight);
+    kernels::conv2d(context, problem);
+  }
+  // Summed in float32 whatever the dtype, as the CPU's kernels do.
+  if (mask[2]) grad_bias = grad_output.sum({0, 2, 3}, false, c10::kFloat);
+  return {narrowed(grad_input, type), narrowed(grad_weight, type), narrowed(grad_bias, type)};
+}
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, int64_t groups) {
   if (native_conv2d(input, weight, transposed, stride, padding, dilation))
-    return conv2d_im2col(input, weight, bias, stride, padding, dilation, groups);
+    return conv2d_forward(input, weight, bias, stride, padding, dilation, groups);
   enter_fallback("aten::convolution_overrideable", describe(input));
   const at::Tensor b = bias.has_value() ? host(*bias) : at::Tensor();
   return at::convolution(host(input), host(weight), b, stride, padding, dilation, transposed, output_padding, groups)
@@ -150,8 +263,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask) {
-  if (native_conv2d(input, weight, transposed, stride, padding, dilation))
-    return conv2d_im2col_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
+  if (native_conv2d(input, weight, transposed, stride, padding, dilation) && grad_output.scalar_type() == input.scalar_type())
+    return conv2d_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
   enter_fallback("aten::convolution_backward_overrideable", describe(input));
   const std::vector<int64_t> bias_sizes = {weight.size(transposed ? 1 : 0) * (transposed ? groups : 1)};
   auto [grad_input, grad_weight, grad_bias] =

@@ -1,0 +1,369 @@
+#include "kernels/conv_kernel.h"
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+
+#include "kernels/dtypes.h"
+#include "kernels/generated/wgsl_params.h"
+#include "kernels/generated/wgsl_sources.h"
+#include "kernels/launch.h"
+#include "kernels/wgsl_family.h"
+#include "runtime/allocator.h"
+
+namespace torch_dml::kernels {
+namespace {
+
+constexpr uint64_t kTile = 64;
+constexpr uint32_t kKStep = 16;
+// Split-K of grad_weight, sized as the GEMM's (matmul_kernel.cpp): enough workgroups for the largest
+// GPUs, slices deep enough that each partial tile's store is a small part of its slice's work.
+constexpr uint64_t kSplitTargetGroups = 512;
+constexpr uint64_t kMinSliceDepth = 256;
+constexpr uint64_t kMaxSlices = 64;
+
+const char* pass_name(ConvPass pass) {
+  switch (pass) {
+    case ConvPass::Forward: return "conv2d";
+    case ConvPass::GradInput: return "conv2d_grad_input";
+    case ConvPass::GradWeight: return "conv2d_grad_weight";
+  }
+  return "?";
+}
+
+bool computable(c10::ScalarType type) {
+  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+}
+
+// Elements from an operand's first to the last one its strides reach over `sizes` (0 when empty).
+uint64_t span_of(const ConvOperand& op, const uint64_t (&sizes)[4]) {
+  uint64_t last = 0;
+  for (int d = 0; d < 4; ++d) {
+    if (sizes[d] == 0) return 0;
+    last += (sizes[d] - 1) * static_cast<uint64_t>(op.strides[d]);
+  }
+  return last + 1;
+}
+
+bool strides_fit(const ConvOperand& op) {
+  return std::all_of(op.strides, op.strides + 4, [](int64_t s) { return s >= 0 && s <= 0xFFFFFFFFll; });
+}
+
+void put_strides(const ConvOperand& op, uint32_t* out) {
+  for (int d = 0; d < 4; ++d) out[d] = static_cast<uint32_t>(op.strides[d]);
+}
+
+std::string load(c10::ScalarType type, const char* array) {
+  return typed_load(type, array, "i");
+}
+
+// The GEMM a pass computes per group.
+struct GemmShape {
+  uint64_t m = 0, n = 0, k = 0;
+};
+
+GemmShape gemm_shape(const Conv2dProblem& c) {
+  const Conv2dGeometry& g = c.g;
+  const uint64_t cin = g.in_channels / g.groups, cout = g.out_channels / g.groups, taps = g.kernel_h * g.kernel_w;
+  switch (c.pass) {
+    case ConvPass::Forward: return {g.batch * g.out_h * g.out_w, cout, cin * taps};
+    case ConvPass::GradInput: return {g.batch * g.in_h * g.in_w, cin, cout * taps};
+    case ConvPass::GradWeight: return {cout, cin * taps, g.batch * g.out_h * g.out_w};
+  }
+  return {};
+}
+
+uint64_t slices_for(runtime::DeviceContext& context, const Conv2dProblem& c, const GemmShape& s) {
+  if (c.pass != ConvPass::GradWeight) return 1;
+  const uint64_t tiles = ((s.m + kTile - 1) / kTile) * ((s.n + kTile - 1) / kTile) * c.g.groups;
+  if (tiles * 2 > kSplitTargetGroups || s.k < 2 * kMinSliceDepth) return 1;
+  uint64_t slices = std::min({(kSplitTargetGroups + tiles - 1) / tiles, s.k / kMinSliceDepth, kMaxSlices});
+  const uint64_t per_slice = c.g.out_channels * s.n * sizeof(float);
+  const uint64_t binding = context.limits().maxStorageBufferBindingSize;
+  const uint64_t slack = context.limits().minStorageBufferOffsetAlignment;
+  slices = std::min(slices, binding > slack ? (binding - slack) / per_slice : 0);
+  slices = std::min<uint64_t>(slices, context.limits().maxComputeWorkgroupsPerDimension / c.g.groups);
+  return std::max<uint64_t>(slices, 1);
+}
+
+// Whether grad_weight's columns (channel, kh, kw), in the order the kernel walks them, are one stride-1
+// run of the output, as the split-K sum writes them.
+bool columns_linear(const Conv2dProblem& c) {
+  const auto& s = c.out.strides;
+  const int64_t cin = static_cast<int64_t>(c.g.in_channels / c.g.groups);
+  const int64_t kh = static_cast<int64_t>(c.g.kernel_h), kw = static_cast<int64_t>(c.g.kernel_w);
+  if (c.channels_last) return s[1] == 1 && s[3] == cin && s[2] == cin * kw;
+  return s[3] == 1 && s[2] == kw && s[1] == kh * kw;
+}
+
+struct Plan {
+  Launch launch;
+  wgsl::Conv2dParams params{};
+  GemmShape shape;
+  uint64_t slices = 1;
+  uint64_t depth = 0;
+  bool a_k_fast = false, b_k_fast = false;
+};
+
+// Binds out (or, split in `slices`, the partials), windowed, plain and bias, in the shader's order.
+Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const DeviceTensorRef* partials = nullptr,
+          uint64_t slices = 1) {
+  const Conv2dGeometry& g = c.g;
+  const bool forward = c.pass == ConvPass::Forward, grad_input = c.pass == ConvPass::GradInput;
+  const ConvOperand& windowed = grad_input ? c.grad_output : c.input;
+  const ConvOperand& plain = c.pass == ConvPass::GradWeight ? c.grad_output : c.weight;
+  const c10::ScalarType type = windowed.ref.dtype;
+  Plan plan{Launch(context, pass_name(c.pass), type)};
+  Launch& launch = plan.launch;
+  launch.require(computable(type), "a dtype other than float32, float16 or bfloat16");
+  launch.require(plain.ref.dtype == type && (!c.bias || c.bias->dtype == type), "operands of different dtypes");
+  launch.require(c.out.ref.dtype == c10::kFloat, "an output other than float32");
+  launch.require(g.groups > 0 && g.in_channels % g.groups == 0 && g.out_channels % g.groups == 0,
+                 "channels not divisible by groups");
+  for (const ConvOperand* op : {&windowed, &plain, &c.out})
+    launch.require(strides_fit(*op), "a negative stride or one above 2^32");
+  if (!launch.ok()) return plan;
+  const GemmShape s = gemm_shape(c);
+  plan.shape = s;
+  launch.require_u32(s.m, "GEMM rows");
+  launch.require_u32(s.n * kTile, "GEMM columns");
+  launch.require_u32(s.k + kKStep, "GEMM depth");
+  const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
+  launch.require((s.m + kTile - 1) / kTile <= max_groups && (s.n + kTile - 1) / kTile <= max_groups &&
+                     g.groups <= max_groups,
+                 "more output tiles than one dispatch holds");
+  plan.slices = partials ? slices : 1;
+  plan.depth = s.k;
+  if (plan.slices > 1) plan.depth = ((s.k + plan.slices - 1) / plan.slices + kKStep - 1) / kKStep * kKStep;
+
+  wgsl::Conv2dParams& p = plan.params;
+  p.m = static_cast<uint32_t>(s.m);
+  p.n = static_cast<uint32_t>(s.n);
+  p.k = static_cast<uint32_t>(s.k);
+  p.slices = static_cast<uint32_t>(plan.slices);
+  p.depth = static_cast<uint32_t>(plan.depth);
+  p.grid_h = static_cast<uint32_t>(grad_input ? g.in_h : g.out_h);
+  p.grid_w = static_cast<uint32_t>(grad_input ? g.in_w : g.out_w);
+  p.image_h = static_cast<uint32_t>(grad_input ? g.out_h : g.in_h);
+  p.image_w = static_cast<uint32_t>(grad_input ? g.out_w : g.in_w);
+  p.kernel_h = static_cast<uint32_t>(g.kernel_h);
+  p.kernel_w = static_cast<uint32_t>(g.kernel_w);
+  p.stride_h = static_cast<uint32_t>(g.stride[0]);
+  p.stride_w = static_cast<uint32_t>(g.stride[1]);
+  p.pad_h = static_cast<uint32_t>(g.padding[0]);
+  p.pad_w = static_cast<uint32_t>(g.padding[1]);
+  p.dilation_h = static_cast<uint32_t>(g.dilation[0]);
+  p.dilation_w = static_cast<uint32_t>(g.dilation[1]);
+  p.group_in = static_cast<uint32_t>(g.in_channels / g.groups);
+  p.group_out = static_cast<uint32_t>(g.out_channels / g.groups);
+  p.channels = grad_input ? p.group_out : p.group_in;
+  // Signed spatial arithmetic in the kernel: positions stay far below 2^31.
+  for (uint64_t v : {g.in_h, g.in_w, g.out_h, g.out_w, g.padding[0] + g.dilation[0] * g.kernel_h,
+                     g.padding[1] + g.dilation[1] * g.kernel_w, g.stride[0] * g.out_h, g.stride[1] * g.out_w})
+    launch.require(v < (1ull << 30), "a spatial extent of 2^30 or more");
+  put_strides(windowed, p.window);
+  put_strides(plain, p.plain);
+
+  const uint64_t x_sizes[4] = {g.batch, g.in_channels, g.in_h, g.in_w};
+  const uint64_t w_sizes[4] = {g.out_channels, g.in_channels / g.groups, g.kernel_h, g.kernel_w};
+  const uint64_t y_sizes[4] = {g.batch, g.out_channels, g.out_h, g.out_w};
+  const uint64_t(&out_sizes)[4] = forward ? y_sizes : grad_input ? x_sizes : w_sizes;
+  if (partials) {
+    // [slice][o][column], the columns in the kernel's order.
+    const uint64_t cin = g.in_channels / g.groups, taps = g.kernel_h * g.kernel_w;
+    const uint64_t cols = cin * taps;
+    p.dst[0] = static_cast<uint32_t>(cols);
+    p.dst[1] = static_cast<uint32_t>(c.channels_last ? 1 : taps);
+    p.dst[2] = static_cast<uint32_t>(c.channels_last ? g.kernel_w * cin : g.kernel_w);
+    p.dst[3] = static_cast<uint32_t>(c.channels_last ? cin : 1);
+    p.out_slice = static_cast<uint32_t>(g.out_channels * cols);
+    launch.require_u32(plan.slices * g.out_channels * cols, "partial sums");
+    p.out_offset = launch.bind(*partials, plan.slices * g.out_channels * cols);
+  } else {
+    put_strides(c.out, p.dst);
+    p.out_offset = launch.bind(c.out.ref, span_of(c.out, out_sizes));
+  }
+  p.window_offset = launch.bind(windowed.ref, span_of(windowed, grad_input ? y_sizes : x_sizes));
+  const uint64_t plain_span = span_of(plain, c.pass == ConvPass::GradWeight ? y_sizes : w_sizes);
+  p.plain_offset = launch.bind(plain.ref, plain_span);
+  p.bias_offset = c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(plain.ref, plain_span);
+
+  // Consecutive threads load along whichever index is adjacent in memory (conv2d.wgsl's A_K_FAST).
+  const bool cl = c.channels_last;
+  switch (c.pass) {
+    case ConvPass::Forward: plan.a_k_fast = cl, plan.b_k_fast = true; break;
+    case ConvPass::GradInput: plan.a_k_fast = cl, plan.b_k_fast = !cl; break;
+    case ConvPass::GradWeight: plan.a_k_fast = !cl, plan.b_k_fast = !cl; break;
+  }
+  return plan;
+}
+
+std::string gemm_source(const Conv2dProblem& c, const Plan& plan, c10::ScalarType type) {
+  return render(wgsl::conv2d, {{"pass", std::to_string(static_cast<uint32_t>(c.pass))},
+                               {"channels_last", c.channels_last ? "true" : "false"},
+                               {"with_bias", c.bias ? "true" : "false"},
+                               {"a_k_fast", plan.a_k_fast ? "true" : "false"},
+                               {"b_k_fast", plan.b_k_fast ? "true" : "false"},
+                               {"load_windowed", load(type, "windowed")},
+                               {"load_plain", load(type, "plain")},
+                               {"load_bias", load(type, "bias")}});
+}
+
+void run_gemm(Plan& plan, const Conv2dProblem& c) {
+  const c10::ScalarType type = c.pass == ConvPass::GradInput ? c.grad_output.ref.dtype : c.input.ref.dtype;
+  const std::string name = std::string(pass_name(c.pass)) + "/" + dtype_info(type)->name +
+      (c.channels_last ? "/cl" : "") + (c.bias ? "/bias" : "") + (plan.a_k_fast ? "/ak" : "") +
+      (plan.b_k_fast ? "/bk" : "");
+  plan.launch.run3d(name, [&, type] { return gemm_source(c, plan, type); }, plan.params,
+                    static_cast<uint32_t>((plan.shape.n + kTile - 1) / kTile),
+                    static_cast<uint32_t>((plan.shape.m + kTile - 1) / kTile),
+                    static_cast<uint32_t>(c.g.groups * plan.slices));
+}
+
+// grad_weight's partials [slice][o][column] summed in slice order into the output.
+void sum_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const DeviceTensorRef& partials,
+                uint64_t slices) {
+  const uint64_t rows = c.g.out_channels, cols = (c.g.in_channels / c.g.groups) * c.g.kernel_h * c.g.kernel_w;
+  Launch launch(context, pass_name(c.pass), c.input.ref.dtype);
+  wgsl::GemmSplitSumParams params = {};
+  params.dims[0] = static_cast<uint32_t>(rows);
+  params.dims[1] = static_cast<uint32_t>(cols);
+  params.dims[2] = static_cast<uint32_t>(slices);
+  params.dims[3] = static_cast<uint32_t>(rows * cols);
+  const uint64_t w_sizes[4] = {c.g.out_channels, c.g.in_channels / c.g.groups, c.g.kernel_h, c.g.kernel_w};
+  params.out[0] = launch.bind(c.out.ref, span_of(c.out, w_sizes));
+  params.out[2] = static_cast<uint32_t>(c.out.strides[0]);
+  params.out[3] = 1;
+  params.partials[0] = launch.bind(partials, slices * rows * cols);
+  params.partials[1] = static_cast<uint32_t>(rows * cols);
+  params.addend[0] = launch.bind(c.out.ref, span_of(c.out, w_sizes));
+  launch.run("conv2d_split_sum",
+             [] {
+               return render(wgsl::gemm_split_sum, {{"acc", "f32"},
+                                                    {"operand_array", "array<f32>"},
+                                                    {"load_addend", "addend[i]"},
+                                                    {"alpha", "1.0"},
+                                                    {"beta", "0.0"},
+                                                    {"with_addend", "false"},
+                                                    {"workgroup_size", std::to_string(kWorkgroupSize)}});
+             },
+             params, groups_for(rows * cols));
+}
+
+Launch depthwise_plan(runtime::DeviceContext& context, const Conv2dProblem& c, wgsl::Conv2dDepthwiseParams& p) {
+  const Conv2dGeometry& g = c.g;
+  const c10::ScalarType type = c.input.ref.dtype;
+  Launch launch(context, "conv2d", type);
+  launch.require(computable(type), "a dtype other than float32, float16 or bfloat16");
+  launch.require(c.weight.ref.dtype == type && (!c.bias || c.bias->dtype == type), "operands of different dtypes");
+  launch.require(c.out.ref.dtype == c10::kFloat, "an output other than float32");
+  for (const ConvOperand* op : {&c.input, &c.weight, &c.out})
+    launch.require(strides_fit(*op), "a negative stride or one above 2^32");
+  if (!launch.ok()) return launch;
+  const uint64_t count = g.batch * g.out_channels * g.out_h * g.out_w;
+  launch.require_u32(count, "output elements");
+  for (uint64_t v : {g.in_h, g.in_w, g.out_h, g.out_w, g.padding[0] + g.dilation[0] * g.kernel_h,
+                     g.padding[1] + g.dilation[1] * g.kernel_w, g.stride[0] * g.out_h, g.stride[1] * g.out_w})
+    launch.require(v < (1ull << 30), "a spatial extent of 2^30 or more");
+  p.count = static_cast<uint32_t>(count);
+  p.channels = static_cast<uint32_t>(g.out_channels);
+  p.multiplier = static_cast<uint32_t>(g.out_channels / g.groups);
+  p.out_h = static_cast<uint32_t>(g.out_h);
+  p.out_w = static_cast<uint32_t>(g.out_w);
+  p.in_h = static_cast<uint32_t>(g.in_h);
+  p.in_w = static_cast<uint32_t>(g.in_w);
+  p.kernel_h = static_cast<uint32_t>(g.kernel_h);
+  p.kernel_w = static_cast<uint32_t>(g.kernel_w);
+  p.stride_h = static_cast<uint32_t>(g.stride[0]);
+  p.stride_w = static_cast<uint32_t>(g.stride[1]);
+  p.pad_h = static_cast<uint32_t>(g.padding[0]);
+  p.pad_w = static_cast<uint32_t>(g.padding[1]);
+  p.dilation_h = static_cast<uint32_t>(g.dilation[0]);
+  p.dilation_w = static_cast<uint32_t>(g.dilation[1]);
+  put_strides(c.input, p.input);
+  put_strides(c.weight, p.weight);
+  put_strides(c.out, p.dst);
+  const uint64_t x_sizes[4] = {g.batch, g.in_channels, g.in_h, g.in_w};
+  const uint64_t w_sizes[4] = {g.out_channels, 1, g.kernel_h, g.kernel_w};
+  const uint64_t y_sizes[4] = {g.batch, g.out_channels, g.out_h, g.out_w};
+  p.out_offset = launch.bind(c.out.ref, span_of(c.out, y_sizes));
+  p.input_offset = launch.bind(c.input.ref, span_of(c.input, x_sizes));
+  p.weight_offset = launch.bind(c.weight.ref, span_of(c.weight, w_sizes));
+  p.bias_offset = c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(c.weight.ref, span_of(c.weight, w_sizes));
+  return launch;
+}
+
+void run_depthwise(Launch& launch, const Conv2dProblem& c, const wgsl::Conv2dDepthwiseParams& p) {
+  const c10::ScalarType type = c.input.ref.dtype;
+  const bool cl = c.channels_last, bias = c.bias.has_value();
+  const std::string name =
+      std::string("conv2d_depthwise/") + dtype_info(type)->name + (cl ? "/cl" : "") + (bias ? "/bias" : "");
+  launch.run(name,
+             [=] {
+               return render(wgsl::conv2d_depthwise, {{"channels_last", cl ? "true" : "false"},
+                                                      {"with_bias", bias ? "true" : "false"},
+                                                      {"load_input", load(type, "input")},
+                                                      {"load_weight", load(type, "weight")},
+                                                      {"load_bias", load(type, "bias")},
+                                                      {"workgroup_size", std::to_string(kWorkgroupSize)}});
+             },
+             p, groups_for(p.count));
+}
+
+bool uses_depthwise(const Conv2dProblem& c) {
+  return c.pass == ConvPass::Forward && conv2d_is_depthwise(c.g);
+}
+
+} // namespace
+
+bool conv2d_is_depthwise(const Conv2dGeometry& g) {
+  return g.groups > 1 && g.groups == g.in_channels && g.out_channels % g.groups == 0;
+}
+
+std::string conv2d_unsupported_reason(runtime::DeviceContext& context, const Conv2dProblem& c) {
+  if (uses_depthwise(c)) {
+    wgsl::Conv2dDepthwiseParams p{};
+    return depthwise_plan(context, c, p).reason();
+  }
+  // Planned without partials: the scratch they need is the allocator's to give, and the one-pass
+  // kernel binds nothing larger.
+  return plan(context, c, nullptr).launch.reason();
+}
+
+void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
+  if (uses_depthwise(c)) {
+    wgsl::Conv2dDepthwiseParams p{};
+    Launch launch = depthwise_plan(context, c, p);
+    run_depthwise(launch, c, p); // throws the reason when it cannot run
+    return;
+  }
+  Plan whole = plan(context, c);
+  const GemmShape s = whole.shape;
+  uint64_t slices = whole.launch.ok() ? slices_for(context, c, s) : 1;
+  // The split-K sum writes grad_weight's columns as one stride-1 run.
+  if (slices > 1 && !columns_linear(c)) slices = 1;
+  // Rounding the slice depth to K steps may leave fewer slices.
+  if (slices > 1) {
+    const uint64_t depth = ((s.k + slices - 1) / slices + kKStep - 1) / kKStep * kKStep;
+    slices = (s.k + depth - 1) / depth;
+  }
+  if (slices <= 1) {
+    run_gemm(whole, c); // throws the reason when it cannot run
+    return;
+  }
+  // Freed (back to the pool) on return: later work reusing the memory is recorded after these
+  // dispatches.
+  const uint64_t count = slices * c.g.out_channels * s.n;
+  c10::DataPtr holder = runtime::device_allocator().allocate_on(context.index(), count * sizeof(float));
+  const runtime::BufferSpan span = runtime::device_allocator().resolve(holder.get());
+  const DeviceTensorRef partials{span.buffer, span.buffer_size, span.offset / sizeof(float), c10::kFloat};
+  Plan split = plan(context, c, &partials, slices);
+  if (!split.launch.ok()) {
+    run_gemm(whole, c);
+    return;
+  }
+  run_gemm(split, c);
+  sum_slices(context, c, partials, slices);
+}
+
+} // namespace torch_dml::kernels

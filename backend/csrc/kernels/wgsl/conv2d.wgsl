@@ -1,0 +1,270 @@
+// conv2d as an implicit GEMM: the forward pass and both weight-carrying gradients, each a GEMM per
+// group whose operands are read straight from the 4-D tensors through their strides (NCHW,
+// channels_last or any view), with padding, stride and dilation turned into bounds checks, so no
+// im2col buffer exists. Workgroup z is group * slices + slice; a 64x64 output tile per workgroup of
+// 16x16 threads, each thread 4x4 outputs, K in steps of 16 through workgroup memory (gemm.wgsl's
+// tiling). Accumulates and writes float32; float16/bfloat16 operands are widened on load.
+//
+//   PASS_FORWARD      rows: output pixels (n, oh, ow)  cols: out channels of the group  K: (c, kh, kw)
+//   PASS_GRAD_INPUT   rows: input pixels (n, ih, iw)   cols: in channels of the group   K: (o, kh, kw)
+//   PASS_GRAD_WEIGHT  rows: out channels of the group  cols: (c, kh, kw)                K: (n, oh, ow)
+//
+// K (or grad_weight's columns) decodes its channel/kernel-offset triple with the channel fastest when
+// CHANNELS_LAST, so that consecutive K reads of an NHWC tensor are adjacent. Decoding costs integer
+// divisions, so each K step's 16 indices are decoded once per workgroup into `k_table`, and each
+// thread's rows / columns once before the K loop: the inner loads are adds, compares and one multiply
+// per stride.
+// grad_input is a gather: input pixel (ih, iw) receives tap (kh, kw) of output pixel
+// ((ih + pad - kh * dil) / stride, ...) when that division is exact and in range; no atomics.
+// grad_weight over a long N * OH * OW runs split-K into partials [slice][o][c][kh][kw] that
+// gemm_split_sum.wgsl adds in slice order.
+// `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
+// between adapters, within the tolerance any reordered dot product needs.
+
+struct Params {
+  m: u32,            // GEMM rows, columns and depth per group
+  n: u32,
+  k: u32,
+  slices: u32,       // of K (1: no split)
+  depth: u32,        // K per slice
+  grid_h: u32,       // spatial size the pixel index of rows (forward, grad_input) or K (grad_weight) runs over
+  grid_w: u32,
+  image_h: u32,      // spatial size of the tensor read through the window (x; grad_output for grad_input)
+  image_w: u32,
+  kernel_h: u32,
+  kernel_w: u32,
+  stride_h: u32,
+  stride_w: u32,
+  pad_h: u32,
+  pad_w: u32,
+  dilation_h: u32,
+  dilation_w: u32,
+  channels: u32,     // channels of the (channel, kh, kw) index: c per group (forward, grad_weight), o per group
+  group_in: u32,     // input channels per group
+  group_out: u32,    // output channels per group
+  window: vec4<u32>, // strides (n, c, h, w) of `windowed`
+  plain: vec4<u32>,  // strides of `plain`: weight (o, c, kh, kw), or grad_output (n, o, oh, ow) for grad_weight
+  dst: vec4<u32>,    // strides of `out`: (n, c, h, w), or (o, c, kh, kw) for grad_weight
+  window_offset: u32,
+  plain_offset: u32,
+  out_offset: u32,
+  out_slice: u32,    // distance between split-K slices in `out`
+  bias_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> windowed: array<u32>; // x, or grad_output for grad_input
+@group(0) @binding(2) var<storage, read_write> plain: array<u32>;    // weight, or grad_output for grad_weight
+@group(0) @binding(3) var<storage, read_write> bias: array<u32>;     // `plain` again without a bias
+@group(0) @binding(4) var<uniform> p: Params;
+
+const PASS_FORWARD: u32 = 0u;
+const PASS_GRAD_INPUT: u32 = 1u;
+const PASS_GRAD_WEIGHT: u32 = 2u;
+const PASS: u32 = {{pass}}u;
+const CHANNELS_LAST: bool = {{channels_last}};
+const WITH_BIAS: bool = {{with_bias}};
+// Which index consecutive threads take when filling a tile: K (true) or its rows / columns (false),
+// whichever is adjacent in memory for the operand's layout, so a warp's loads coalesce.
+const A_K_FAST: bool = {{a_k_fast}};
+const B_K_FAST: bool = {{b_k_fast}};
+
+var<workgroup> tile_a: array<f32, 1024>; // [k 16][rows 64]
+var<workgroup> tile_b: array<f32, 1024>; // [k 16][cols 64]
+
+// A decoded row, column or K index: an element offset and a spatial position (signed: a window may
+// start in the padding), `ok` false beyond the matrix.
+struct Part {
+  offset: u32,
+  extra: u32,
+  h: i32,
+  w: i32,
+  ok: bool,
+}
+
+var<workgroup> k_table: array<Part, 16>;
+
+fn load_windowed(i: u32) -> f32 {
+  return {{load_windowed}};
+}
+
+fn load_plain(i: u32) -> f32 {
+  return {{load_plain}};
+}
+
+fn load_bias(i: u32) -> f32 {
+  return {{load_bias}};
+}
+
+// (n, y, x) of a pixel index over the grid.
+fn pixel(i: u32) -> vec3<u32> {
+  let per_image = p.grid_h * p.grid_w;
+  let rest = i % per_image;
+  return vec3<u32>(i / per_image, rest / p.grid_w, rest % p.grid_w);
+}
+
+// (channel, kh, kw) of an index over channels x kernel taps, in the order CHANNELS_LAST says.
+fn tap(i: u32) -> vec3<u32> {
+  let taps = p.kernel_h * p.kernel_w;
+  var channel: u32;
+  var t: u32;
+  if (CHANNELS_LAST) {
+    channel = i % p.channels;
+    t = i / p.channels;
+  } else {
+    channel = i / taps;
+    t = i % taps;
+  }
+  return vec3<u32>(channel, t / p.kernel_w, t % p.kernel_w);
+}
+
+fn row_part(row: u32, group: u32) -> Part {
+  if (PASS == PASS_FORWARD) {
+    let at = pixel(row);
+    return Part(at.x * p.window.x + group * p.group_in * p.window.y, 0u,
+                i32(at.y * p.stride_h) - i32(p.pad_h), i32(at.z * p.stride_w) - i32(p.pad_w), row < p.m);
+  }
+  if (PASS == PASS_GRAD_INPUT) {
+    let at = pixel(row);
+    return Part(at.x * p.window.x + group * p.group_out * p.window.y, 0u, i32(at.y + p.pad_h),
+                i32(at.z + p.pad_w), row < p.m);
+  }
+  return Part((group * p.group_out + row) * p.plain.y, 0u, 0, 0, row < p.m);
+}
+
+fn k_part(k: u32, k_end: u32) -> Part {
+  if (PASS == PASS_GRAD_WEIGHT) {
+    let at = pixel(k);
+    return Part(at.x * p.plain.x + at.y * p.plain.z + at.z * p.plain.w, at.x * p.window.x,
+                i32(at.y * p.stride_h) - i32(p.pad_h), i32(at.z * p.stride_w) - i32(p.pad_w), k < k_end);
+  }
+  let t = tap(k);
+  let h = i32(t.y * p.dilation_h);
+  let w = i32(t.z * p.dilation_w);
+  if (PASS == PASS_FORWARD) {
+    return Part(t.x * p.window.y, t.x * p.plain.y + t.y * p.plain.z + t.z * p.plain.w, h, w, k < k_end);
+  }
+  return Part(t.x * p.window.y, t.x * p.plain.x + t.y * p.plain.z + t.z * p.plain.w, h, w, k < k_end);
+}
+
+fn col_part(col: u32, group: u32) -> Part {
+  if (PASS == PASS_FORWARD) { return Part((group * p.group_out + col) * p.plain.x, 0u, 0, 0, col < p.n); }
+  if (PASS == PASS_GRAD_INPUT) {
+    return Part(group * p.group_out * p.plain.x + col * p.plain.y, 0u, 0, 0, col < p.n);
+  }
+  let t = tap(col);
+  return Part((group * p.group_in + t.x) * p.window.y, 0u, i32(t.y * p.dilation_h), i32(t.z * p.dilation_w),
+              col < p.n);
+}
+
+fn inside(h: i32, w: i32) -> bool {
+  return h >= 0 && w >= 0 && u32(h) < p.image_h && u32(w) < p.image_w;
+}
+
+fn a_value(r: Part, k: Part) -> f32 {
+  if (!r.ok || !k.ok) { return 0.0; }
+  if (PASS == PASS_FORWARD) {
+    let h = r.h + k.h;
+    let w = r.w + k.w;
+    if (!inside(h, w)) { return 0.0; }
+    return load_windowed(p.window_offset + r.offset + k.offset + u32(h) * p.window.z + u32(w) * p.window.w);
+  }
+  if (PASS == PASS_GRAD_INPUT) {
+    let th = r.h - k.h;
+    let tw = r.w - k.w;
+    if (th < 0 || tw < 0) { return 0.0; }
+    // Non-negative here, so the divisions are on unsigned operands.
+    let uh = u32(th);
+    let uw = u32(tw);
+    if (uh % p.stride_h != 0u || uw % p.stride_w != 0u) { return 0.0; }
+    let oh = uh / p.stride_h;
+    let ow = uw / p.stride_w;
+    if (oh >= p.image_h || ow >= p.image_w) { return 0.0; }
+    return load_windowed(p.window_offset + r.offset + k.offset + oh * p.window.z + ow * p.window.w);
+  }
+  return load_plain(p.plain_offset + r.offset + k.offset);
+}
+
+fn b_value(k: Part, c: Part) -> f32 {
+  if (!k.ok || !c.ok) { return 0.0; }
+  if (PASS == PASS_GRAD_WEIGHT) {
+    let h = k.h + c.h;
+    let w = k.w + c.w;
+    if (!inside(h, w)) { return 0.0; }
+    return load_windowed(p.window_offset + k.extra + c.offset + u32(h) * p.window.z + u32(w) * p.window.w);
+  }
+  return load_plain(p.plain_offset + c.offset + k.extra);
+}
+
+// Where output (row, col) of `group` goes within `out` (before the slice's offset).
+fn out_index(row: u32, col: u32, group: u32) -> u32 {
+  if (PASS == PASS_GRAD_WEIGHT) {
+    let t = tap(col);
+    return (group * p.group_out + row) * p.dst.x + t.x * p.dst.y + t.y * p.dst.z + t.z * p.dst.w;
+  }
+  let at = pixel(row);
+  var channel = group * p.group_out + col;
+  if (PASS == PASS_GRAD_INPUT) { channel = group * p.group_in + col; }
+  return at.x * p.dst.x + channel * p.dst.y + at.y * p.dst.z + at.z * p.dst.w;
+}
+
+// Tile position (row or column, k) that thread `tid` fills in its i-th load.
+fn slot(tid: u32, i: u32, k_fast: bool) -> vec2<u32> {
+  if (k_fast) { return vec2<u32>(tid / 16u + i * 16u, tid % 16u); }
+  return vec2<u32>(tid % 64u, tid / 64u + i * 4u);
+}
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
+  let group = wg.z / p.slices;
+  let slice = wg.z % p.slices;
+  let k_begin = slice * p.depth;
+  let k_end = min(p.k, k_begin + p.depth);
+  let row0 = wg.y * 64u;
+  let col0 = wg.x * 64u;
+  let tid = local.y * 16u + local.x;
+  var rows: array<Part, 4>;
+  var cols: array<Part, 4>;
+  for (var i = 0u; i < 4u; i++) {
+    rows[i] = row_part(row0 + slot(tid, i, A_K_FAST).x, group);
+    cols[i] = col_part(col0 + slot(tid, i, B_K_FAST).x, group);
+  }
+  var acc: array<f32, 16>;
+  for (var k0 = k_begin; k0 < k_end; k0 += 16u) {
+    // The previous step's loads, the only readers of the table, finished at its second barrier.
+    if (tid < 16u) { k_table[tid] = k_part(k0 + tid, k_end); }
+    workgroupBarrier();
+    for (var i = 0u; i < 4u; i++) {
+      let sa = slot(tid, i, A_K_FAST);
+      tile_a[sa.y * 64u + sa.x] = a_value(rows[i], k_table[sa.y]);
+      let sb = slot(tid, i, B_K_FAST);
+      tile_b[sb.y * 64u + sb.x] = b_value(k_table[sb.y], cols[i]);
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < 16u; kk++) {
+      let ra = kk * 64u + local.y * 4u;
+      let rb = kk * 64u + local.x * 4u;
+      let av = vec4<f32>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
+      let bv = vec4<f32>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
+      for (var i = 0u; i < 4u; i++) {
+        acc[i * 4u + 0u] += av[i] * bv.x;
+        acc[i * 4u + 1u] += av[i] * bv.y;
+        acc[i * 4u + 2u] += av[i] * bv.z;
+        acc[i * 4u + 3u] += av[i] * bv.w;
+      }
+    }
+    workgroupBarrier();
+  }
+  let base = p.out_offset + slice * p.out_slice;
+  for (var i = 0u; i < 4u; i++) {
+    let row = row0 + local.y * 4u + i;
+    if (row >= p.m) { break; }
+    for (var j = 0u; j < 4u; j++) {
+      let col = col0 + local.x * 4u + j;
+      if (col >= p.n) { break; }
+      var v = acc[i * 4u + j];
+      if (WITH_BIAS) { v += load_bias(p.bias_offset + group * p.group_out + col); }
+      out[base + out_index(row, col, group)] = v;
+    }
+  }
+}

@@ -1,0 +1,109 @@
+"""python -m benchmarks.conv_layers [--batch N] [--size S] [--repeats R] [--channels-last]
+
+conv2d on dml for the distinct convolution shapes of ResNet-18 (at `size`x`size` input, ImageNet's 224
+by default) and one ResNet-18 training step: per shape the forward and the forward + backward times
+(median of `repeats`), the dispatches one call records and the bytes it allocates beyond its output
+(the peak over the call minus what was allocated before it and what stays after). Numbers on lavapipe
+are the CPU's: use them to compare two builds, not adapters."""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+import torch.nn.functional as F
+import torch_dml
+
+from benchmarks import suites  # noqa: F401  (first: benchmarks.models imports it back)
+from benchmarks.models import resnet18
+from benchmarks.timing import measure
+
+
+def resnet18_convs(size: int) -> list[tuple[str, int, int, int, int, int, int]]:
+    """(name, in channels, out channels, input side, kernel, stride, padding) of each distinct conv."""
+    s4, s8, s16, s32 = size // 4, size // 8, size // 16, size // 32
+    return [
+        ("stem 7x7/2", 3, 64, size, 7, 2, 3),
+        ("layer1 3x3", 64, 64, s4, 3, 1, 1),
+        ("layer2 3x3/2", 64, 128, s4, 3, 2, 1),
+        ("layer2 1x1/2", 64, 128, s4, 1, 2, 0),
+        ("layer2 3x3", 128, 128, s8, 3, 1, 1),
+        ("layer3 3x3/2", 128, 256, s8, 3, 2, 1),
+        ("layer3 3x3", 256, 256, s16, 3, 1, 1),
+        ("layer4 3x3/2", 256, 512, s16, 3, 2, 1),
+        ("layer4 3x3", 512, 512, s32, 3, 1, 1),
+    ]
+
+
+def counters() -> tuple[int, int]:
+    return torch_dml._C._stream_counters(0)
+
+
+def profile(fn) -> tuple[int, int]:
+    """Dispatches recorded by one call of fn, and the bytes it allocated beyond what it leaves."""
+    torch_dml.synchronize()
+    torch_dml.reset_peak_memory_stats()
+    start = counters()[0]
+    result = fn()
+    dispatches = counters()[0] - start
+    torch_dml.synchronize()
+    scratch = torch_dml.max_memory_allocated() - torch_dml.memory_allocated()
+    del result
+    return dispatches, max(scratch, 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--channels-last", action="store_true")
+    parser.add_argument("--no-model", action="store_true")
+    args = parser.parse_args()
+    fmt = torch.channels_last if args.channels_last else torch.contiguous_format
+    torch.manual_seed(0)
+    print(f"batch {args.batch}, {args.size}x{args.size}, {'channels_last' if args.channels_last else 'NCHW'}")
+    print(f"{'conv':14s} {'fwd ms':>8s} {'fwd+bwd ms':>11s} {'fwd disp':>8s} {'bwd disp':>8s} "
+          f"{'fwd scratch MB':>14s} {'bwd scratch MB':>14s}")
+    for name, cin, cout, side, k, stride, pad in resnet18_convs(args.size):
+        x = torch.randn(args.batch, cin, side, side).to("dml").to(memory_format=fmt).requires_grad_()
+        w = torch.randn(cout, cin, k, k).mul(0.05).to("dml").requires_grad_()
+        grad = torch.randn_like(F.conv2d(x.detach(), w.detach(), None, stride, pad))
+
+        def forward() -> torch.Tensor:
+            with torch.no_grad():
+                return F.conv2d(x, w, None, stride, pad)
+
+        def both() -> object:
+            y = F.conv2d(x, w, None, stride, pad)
+            return torch.autograd.grad(y, (x, w), grad)
+
+        fwd = measure(forward, "dml", repeats=args.repeats, warmup=1)
+        full = measure(both, "dml", repeats=args.repeats, warmup=1)
+        fwd_dispatches, fwd_scratch = profile(forward)
+        y = F.conv2d(x, w, None, stride, pad)
+        bwd_dispatches, bwd_scratch = profile(lambda y=y: torch.autograd.grad(y, (x, w), grad, retain_graph=True))
+        print(f"{name:14s} {fwd.median_s * 1e3:8.1f} {full.median_s * 1e3:11.1f} {fwd_dispatches:8d} "
+              f"{bwd_dispatches:8d} {fwd_scratch / 2**20:14.2f} {bwd_scratch / 2**20:14.2f}")
+    if args.no_model:
+        return
+    model = resnet18(1000, 64).to("dml").to(memory_format=fmt)
+    x = torch.randn(args.batch, 3, args.size, args.size).to("dml").to(memory_format=fmt)
+    y = torch.randint(0, 1000, (args.batch,)).to("dml")
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step() -> object:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    timing = measure(step, "dml", repeats=args.repeats, warmup=1)
+    dispatches, _ = profile(step)
+    print(f"ResNet-18 training step: {timing.median_s * 1e3:.0f} ms, {dispatches} dispatches, "
+          f"fallbacks {torch_dml.fallback_counts()}")
+
+
+if __name__ == "__main__":
+    main()
