@@ -66,7 +66,8 @@ def main() -> None:
     print(f"{'conv':14s} {'fwd ms':>8s} {'fwd+bwd ms':>11s} {'fwd disp':>8s} {'bwd disp':>8s} "
           f"{'fwd scratch MB':>14s} {'bwd scratch MB':>14s}")
     for name, cin, cout, side, k, stride, pad in resnet18_convs(args.size):
-        x = torch.randn(args.batch, cin, side, side).to("dml").to(memory_format=fmt).requires_grad_()
+        # The stem's input is the image, which needs no gradient in training.
+        x = torch.randn(args.batch, cin, side, side).to("dml").to(memory_format=fmt).requires_grad_(cin != 3)
         w = torch.randn(cout, cin, k, k).mul(0.05).to("dml").requires_grad_()
         grad = torch.randn_like(F.conv2d(x.detach(), w.detach(), None, stride, pad))
 
@@ -76,13 +77,14 @@ def main() -> None:
 
         def both() -> object:
             y = F.conv2d(x, w, None, stride, pad)
-            return torch.autograd.grad(y, (x, w), grad)
+            return torch.autograd.grad(y, (x, w) if x.requires_grad else (w,), grad)
 
         fwd = measure(forward, "dml", repeats=args.repeats, warmup=1)
         full = measure(both, "dml", repeats=args.repeats, warmup=1)
         fwd_dispatches, fwd_scratch = profile(forward)
         y = F.conv2d(x, w, None, stride, pad)
-        bwd_dispatches, bwd_scratch = profile(lambda y=y: torch.autograd.grad(y, (x, w), grad, retain_graph=True))
+        bwd_dispatches, bwd_scratch = profile(lambda y=y: torch.autograd.grad(
+            y, (x, w) if x.requires_grad else (w,), grad, retain_graph=True))
         print(f"{name:14s} {fwd.median_s * 1e3:8.1f} {full.median_s * 1e3:11.1f} {fwd_dispatches:8d} "
               f"{bwd_dispatches:8d} {fwd_scratch / 2**20:14.2f} {bwd_scratch / 2**20:14.2f}")
     if args.no_model:

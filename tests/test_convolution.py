@@ -99,3 +99,131 @@ def test_16_bit_conv2d_rounds_once_like_the_cpu(dtype, groups):
     for name, got, expected, exact in zip(["output", "input grad", "weight grad", "bias grad"], dml, cpu, reference):
         error, cpu_error = (got - exact).abs().max().item(), (expected - exact).abs().max().item()
         assert error <= cpu_error * 1.25 + 1e-6, (name, error, cpu_error)
+
+
+# (batch, in, out, height, width, kernel, stride, padding, dilation, groups): the shapes the conv kernels
+# specialise on or must bound-check.
+SHAPES = {
+    "1x1": (2, 8, 16, 7, 7, 1, 1, 0, 1, 1),
+    "3x3": (2, 5, 12, 9, 9, 3, 1, 1, 1, 1),
+    "resnet_stem": (1, 3, 16, 32, 30, 7, 2, 3, 1, 1),
+    "dilation_2": (2, 4, 6, 11, 12, 3, 1, 2, 2, 1),
+    "groups_2": (2, 6, 10, 8, 9, 3, 1, 1, 1, 2),
+    # grad_input walks stride phases; with dilation 2 at stride 2 the odd phase has no taps at all.
+    "stride_2_dilation_2": (2, 4, 6, 12, 13, 3, 2, 2, 2, 1),
+    "stride_3_kernel_2": (1, 3, 5, 14, 10, 2, 3, 1, 1, 1),
+    "depthwise_3x3": (2, 8, 8, 10, 11, 3, 1, 1, 1, 8),
+    "depthwise_3x3_s2": (2, 8, 8, 13, 12, 3, 2, 1, 1, 8),
+    "depthwise_5x5": (1, 6, 6, 11, 9, 5, 1, 2, 1, 6),
+    "depthwise_5x5_s2": (2, 6, 6, 12, 12, 5, 2, 2, 1, 6),
+    "depthwise_multiplier_2": (2, 4, 8, 9, 9, 3, 1, 1, 1, 4),
+    "odd": (3, 5, 7, 13, 11, (3, 2), (2, 3), (1, 0), (1, 2), 1),
+    "batch_1": (1, 4, 4, 6, 6, 3, 1, 1, 1, 1),
+    "split_k": (2, 4, 8, 32, 32, 3, 1, 1, 1, 1),  # grad_weight's 2048-deep K runs in slices
+    "wide_tiles": (1, 70, 66, 9, 9, 3, 1, 1, 1, 1),  # more than one 64-wide tile of channels
+}
+
+# One ulp of the stored result (rounding once to the dtype costs half of one), and the float32
+# accumulation's error, bounded by the sum of the terms' magnitudes (the same convolution of |operands|).
+ROUNDING = {torch.float32: 0.0, torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7}
+ACCUMULATION = 1e-5
+
+
+def conv_case(shape, dtype, channels_last, seed=0):
+    n, c, o, h, w, k, stride, padding, dilation, groups = shape
+    k = k if isinstance(k, tuple) else (k, k)
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, c, h, w, generator=gen).to(dtype)
+    weight = torch.randn(o, c // groups, *k, generator=gen).to(dtype)
+    bias = torch.randn(o, generator=gen).to(dtype)
+    if channels_last:
+        x = x.to(memory_format=torch.channels_last)
+    args = (stride, padding, dilation, groups)
+    grad = torch.randn(F.conv2d(x.float(), weight.float(), None, *args).shape, generator=gen).to(dtype)
+    return x, weight, bias, grad, args
+
+
+def run_conv(x, weight, bias, grad, args, device):
+    leaves = [t.to(device).detach().requires_grad_() for t in (x, weight, bias)]
+    out = F.conv2d(*leaves, *args)
+    out.backward(grad.to(device))
+    return [out.detach()] + [t.grad for t in leaves]
+
+
+def assert_close_to_reference(got, x, weight, bias, grad, args, dtype):
+    wide = [t.double() for t in (x, weight, bias, grad)]
+    reference = run_conv(*wide, args, "cpu")
+    magnitude = run_conv(*[t.abs() for t in wide], args, "cpu")
+    for name, g, r, m in zip(["output", "grad_input", "grad_weight", "grad_bias"], got, reference, magnitude):
+        assert g.dtype == dtype, name
+        error = (g.cpu().double() - r).abs()
+        bound = ROUNDING[dtype] * r.abs() + ACCUMULATION * m + 1e-6
+        assert (error <= bound).all(), (name, (error - bound).max().item())
+
+
+@pytest.mark.parametrize("dtype,channels_last", [(torch.float32, False), (torch.float32, True),
+                                                 (torch.float16, False), (torch.bfloat16, True)],
+                         ids=["f32", "f32_channels_last", "f16", "bf16_channels_last"])
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_conv2d_kernels_match_a_float64_reference(shape, dtype, channels_last):
+    x, weight, bias, grad, args = conv_case(shape, dtype, channels_last)
+    with torch_dml.strict():
+        got = run_conv(x, weight, bias, grad, args, "dml")
+    assert_close_to_reference(got, x, weight, bias, grad, args, dtype)
+    # The output and grad_input come in the layout torch gives them on the CPU.
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    assert got[0].is_contiguous(memory_format=fmt) and got[1].is_contiguous(memory_format=fmt)
+
+
+def test_conv2d_reads_non_contiguous_operands_in_place():
+    x, weight, bias, grad, args = conv_case(SHAPES["odd"], torch.float32, False, seed=3)
+    # A view with its width reversed to strides of 2 and a transposed weight.
+    wide = torch.randn(x.shape[0], x.shape[1], x.shape[2], x.shape[3] * 2)
+    view = wide[..., ::2]
+    view.copy_(x)
+    weight_t = weight.transpose(2, 3).contiguous().transpose(2, 3)
+    with torch_dml.strict():
+        dml_view = wide.to("dml")[..., ::2].detach().requires_grad_()
+        dml_weight = weight_t.to("dml").detach().requires_grad_()
+        assert not dml_view.is_contiguous() and not dml_weight.is_contiguous()
+        out = F.conv2d(dml_view, dml_weight, bias.to("dml"), *args)
+        out.backward(grad.to("dml"))
+    assert_close_to_reference([out, dml_view.grad, dml_weight.grad, torch.zeros(0)][:3] + [grad.sum((0, 2, 3))],
+                              x, weight, bias, grad, args, torch.float32)
+
+
+def test_conv2d_on_an_empty_batch():
+    x = torch.randn(0, 4, 8, 8)
+    weight = torch.randn(6, 4, 3, 3)
+    bias = torch.randn(6)
+    with torch_dml.strict():
+        leaves = [t.to("dml").requires_grad_() for t in (x, weight, bias)]
+        out = F.conv2d(*leaves, padding=1)
+        out.sum().backward()
+    assert out.shape == (0, 6, 8, 8)
+    assert leaves[0].grad.shape == x.shape
+    assert torch.equal(leaves[1].grad.cpu(), torch.zeros_like(weight))
+    assert torch.equal(leaves[2].grad.cpu(), torch.zeros_like(bias))
+
+
+def test_conv2d_forward_is_one_dispatch_without_im2col():
+    """No patch buffer: a float32 conv with its bias is the one kernel dispatch, and allocates nothing
+    beyond its output."""
+    x = torch.randn(2, 16, 12, 12).to("dml")
+    weight = torch.randn(32, 16, 3, 3).to("dml")
+    bias = torch.randn(32).to("dml")
+    F.conv2d(x, weight, bias, padding=1)  # compiles the kernel
+    torch_dml.synchronize()
+    start = torch_dml._C._stream_counters(0)[0]
+    torch_dml.reset_peak_memory_stats()
+    with torch_dml.strict():
+        out = F.conv2d(x, weight, bias, padding=1)
+    assert torch_dml._C._stream_counters(0)[0] - start == 1
+    assert torch_dml.max_memory_allocated() == torch_dml.memory_allocated()  # nothing transient
+    assert out.shape == (2, 32, 12, 12)
+
+
+def test_conv2d_weight_gradient_is_deterministic():
+    x, weight, bias, grad, args = conv_case(SHAPES["split_k"], torch.float32, False, seed=5)
+    runs = [run_conv(x, weight, bias, grad, args, "dml")[2].cpu() for _ in range(2)]
+    assert torch.equal(runs[0], runs[1])

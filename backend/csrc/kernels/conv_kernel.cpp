@@ -3,6 +3,8 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <numeric>
+#include <vector>
 
 #include "kernels/dtypes.h"
 #include "kernels/generated/wgsl_params.h"
@@ -57,18 +59,70 @@ std::string load(c10::ScalarType type, const char* array) {
   return typed_load(type, array, "i");
 }
 
+// What one dispatch walks along one spatial axis: the grid its pixel index runs over and the kernel
+// taps. The forward pass and grad_weight walk the whole output and kernel; grad_input one phase of
+// its stride (conv2d.wgsl): the input positions first + step * a, and the taps whose output position
+// divides exactly.
+struct Axis {
+  uint64_t grid = 0;
+  uint64_t row_first = 0, row_step = 1; // grad_input: input position of grid point a
+  uint64_t base = 0;                    // the kernel's pad field
+  uint64_t taps = 0;
+  uint64_t tap_first = 0, tap_step = 1; // kernel index of tap i
+  uint64_t tap_base = 0, tap_mul = 1;   // spatial offset of tap i
+};
+
+Axis whole_axis(uint64_t out, uint64_t pad, uint64_t kernel, uint64_t dilation) {
+  return {out, 0, 1, pad, kernel, 0, 1, 0, dilation};
+}
+
+// Phase `phase` of grad_input along an axis: input positions i with (i + pad) % stride == phase, and
+// taps k with (k * dilation) % stride == phase, for which (i + pad - k * dilation) / stride is exact.
+Axis grad_input_axis(uint64_t in, uint64_t pad, uint64_t kernel, uint64_t dilation, uint64_t stride,
+                     uint64_t phase) {
+  Axis a;
+  a.row_first = (phase + stride - pad % stride) % stride;
+  a.row_step = stride;
+  a.grid = a.row_first < in ? (in - a.row_first + stride - 1) / stride : 0;
+  a.base = (a.row_first + pad - phase) / stride;
+  const uint64_t common = std::gcd(dilation, stride);
+  a.tap_step = stride / common;
+  // The taps of a phase repeat every tap_step; a phase none of the first tap_step reach has none.
+  a.tap_first = kernel;
+  for (uint64_t k = 0; k < std::min(a.tap_step, kernel); ++k)
+    if (k * dilation % stride == phase) {
+      a.tap_first = k;
+      break;
+    }
+  a.taps = a.tap_first < kernel ? (kernel - a.tap_first + a.tap_step - 1) / a.tap_step : 0;
+  a.tap_base = a.taps ? (a.tap_first * dilation - phase) / stride : 0;
+  if (!a.taps) a.tap_first = 0;
+  a.tap_mul = dilation / common;
+  return a;
+}
+
+struct Walk {
+  Axis h, w;
+};
+
+Walk whole_walk(const Conv2dGeometry& g) {
+  return {whole_axis(g.out_h, g.padding[0], g.kernel_h, g.dilation[0]),
+          whole_axis(g.out_w, g.padding[1], g.kernel_w, g.dilation[1])};
+}
+
 // The GEMM a pass computes per group.
 struct GemmShape {
   uint64_t m = 0, n = 0, k = 0;
 };
 
-GemmShape gemm_shape(const Conv2dProblem& c) {
+GemmShape gemm_shape(const Conv2dProblem& c, const Walk& walk) {
   const Conv2dGeometry& g = c.g;
-  const uint64_t cin = g.in_channels / g.groups, cout = g.out_channels / g.groups, taps = g.kernel_h * g.kernel_w;
+  const uint64_t cin = g.in_channels / g.groups, cout = g.out_channels / g.groups;
+  const uint64_t grid = g.batch * walk.h.grid * walk.w.grid, taps = walk.h.taps * walk.w.taps;
   switch (c.pass) {
-    case ConvPass::Forward: return {g.batch * g.out_h * g.out_w, cout, cin * taps};
-    case ConvPass::GradInput: return {g.batch * g.in_h * g.in_w, cin, cout * taps};
-    case ConvPass::GradWeight: return {cout, cin * taps, g.batch * g.out_h * g.out_w};
+    case ConvPass::Forward: return {grid, cout, cin * taps};
+    case ConvPass::GradInput: return {grid, cin, cout * taps};
+    case ConvPass::GradWeight: return {cout, cin * taps, grid};
   }
   return {};
 }
@@ -106,8 +160,8 @@ struct Plan {
 };
 
 // Binds out (or, split in `slices`, the partials), windowed, plain and bias, in the shader's order.
-Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const DeviceTensorRef* partials = nullptr,
-          uint64_t slices = 1) {
+Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& walk,
+          const DeviceTensorRef* partials = nullptr, uint64_t slices = 1) {
   const Conv2dGeometry& g = c.g;
   const bool forward = c.pass == ConvPass::Forward, grad_input = c.pass == ConvPass::GradInput;
   const ConvOperand& windowed = grad_input ? c.grad_output : c.input;
@@ -123,7 +177,7 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const DeviceT
   for (const ConvOperand* op : {&windowed, &plain, &c.out})
     launch.require(strides_fit(*op), "a negative stride or one above 2^32");
   if (!launch.ok()) return plan;
-  const GemmShape s = gemm_shape(c);
+  const GemmShape s = gemm_shape(c, walk);
   plan.shape = s;
   launch.require_u32(s.m, "GEMM rows");
   launch.require_u32(s.n * kTile, "GEMM columns");
@@ -142,18 +196,25 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const DeviceT
   p.k = static_cast<uint32_t>(s.k);
   p.slices = static_cast<uint32_t>(plan.slices);
   p.depth = static_cast<uint32_t>(plan.depth);
-  p.grid_h = static_cast<uint32_t>(grad_input ? g.in_h : g.out_h);
-  p.grid_w = static_cast<uint32_t>(grad_input ? g.in_w : g.out_w);
+  p.grid_h = static_cast<uint32_t>(walk.h.grid);
+  p.grid_w = static_cast<uint32_t>(walk.w.grid);
   p.image_h = static_cast<uint32_t>(grad_input ? g.out_h : g.in_h);
   p.image_w = static_cast<uint32_t>(grad_input ? g.out_w : g.in_w);
-  p.kernel_h = static_cast<uint32_t>(g.kernel_h);
-  p.kernel_w = static_cast<uint32_t>(g.kernel_w);
+  p.kernel_h = static_cast<uint32_t>(walk.h.taps);
+  p.kernel_w = static_cast<uint32_t>(walk.w.taps);
   p.stride_h = static_cast<uint32_t>(g.stride[0]);
   p.stride_w = static_cast<uint32_t>(g.stride[1]);
-  p.pad_h = static_cast<uint32_t>(g.padding[0]);
-  p.pad_w = static_cast<uint32_t>(g.padding[1]);
-  p.dilation_h = static_cast<uint32_t>(g.dilation[0]);
-  p.dilation_w = static_cast<uint32_t>(g.dilation[1]);
+  p.pad_h = static_cast<uint32_t>(walk.h.base);
+  p.pad_w = static_cast<uint32_t>(walk.w.base);
+  const Axis* axes[2] = {&walk.h, &walk.w};
+  for (int d = 0; d < 2; ++d) {
+    p.taps[d] = static_cast<uint32_t>(axes[d]->tap_base);
+    p.taps[d + 2] = static_cast<uint32_t>(axes[d]->tap_mul);
+    p.kernel[d] = static_cast<uint32_t>(axes[d]->tap_first);
+    p.kernel[d + 2] = static_cast<uint32_t>(axes[d]->tap_step);
+    p.rows[d] = static_cast<uint32_t>(axes[d]->row_first);
+    p.rows[d + 2] = static_cast<uint32_t>(axes[d]->row_step);
+  }
   p.group_in = static_cast<uint32_t>(g.in_channels / g.groups);
   p.group_out = static_cast<uint32_t>(g.out_channels / g.groups);
   p.channels = grad_input ? p.group_out : p.group_in;
@@ -310,6 +371,20 @@ void run_depthwise(Launch& launch, const Conv2dProblem& c, const wgsl::Conv2dDep
              p, groups_for(p.count));
 }
 
+// grad_input: one walk per phase of the stride that holds input positions; the other passes: one.
+std::vector<Walk> walks(const Conv2dProblem& c) {
+  const Conv2dGeometry& g = c.g;
+  if (c.pass != ConvPass::GradInput) return {whole_walk(g)};
+  std::vector<Walk> out;
+  for (uint64_t ph = 0; ph < g.stride[0]; ++ph)
+    for (uint64_t pw = 0; pw < g.stride[1]; ++pw) {
+      Walk walk{grad_input_axis(g.in_h, g.padding[0], g.kernel_h, g.dilation[0], g.stride[0], ph),
+                grad_input_axis(g.in_w, g.padding[1], g.kernel_w, g.dilation[1], g.stride[1], pw)};
+      if (walk.h.grid && walk.w.grid) out.push_back(walk);
+    }
+  return out;
+}
+
 bool uses_depthwise(const Conv2dProblem& c) {
   return c.pass == ConvPass::Forward && conv2d_is_depthwise(c.g);
 }
@@ -327,7 +402,11 @@ std::string conv2d_unsupported_reason(runtime::DeviceContext& context, const Con
   }
   // Planned without partials: the scratch they need is the allocator's to give, and the one-pass
   // kernel binds nothing larger.
-  return plan(context, c, nullptr).launch.reason();
+  for (const Walk& walk : walks(c)) {
+    std::string reason = plan(context, c, walk).launch.reason();
+    if (!reason.empty()) return reason;
+  }
+  return "";
 }
 
 void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
@@ -337,7 +416,15 @@ void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
     run_depthwise(launch, c, p); // throws the reason when it cannot run
     return;
   }
-  Plan whole = plan(context, c);
+  if (c.pass == ConvPass::GradInput) {
+    for (const Walk& walk : walks(c)) {
+      Plan phase = plan(context, c, walk);
+      run_gemm(phase, c); // throws the reason when it cannot run
+    }
+    return;
+  }
+  const Walk walk = whole_walk(c.g);
+  Plan whole = plan(context, c, walk);
   const GemmShape s = whole.shape;
   uint64_t slices = whole.launch.ok() ? slices_for(context, c, s) : 1;
   // The split-K sum writes grad_weight's columns as one stride-1 run.
@@ -357,7 +444,7 @@ void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
   c10::DataPtr holder = runtime::device_allocator().allocate_on(context.index(), count * sizeof(float));
   const runtime::BufferSpan span = runtime::device_allocator().resolve(holder.get());
   const DeviceTensorRef partials{span.buffer, span.buffer_size, span.offset / sizeof(float), c10::kFloat};
-  Plan split = plan(context, c, &partials, slices);
+  Plan split = plan(context, c, walk, &partials, slices);
   if (!split.launch.ok()) {
     run_gemm(whole, c);
     return;

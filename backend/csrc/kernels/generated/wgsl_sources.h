@@ -996,8 +996,11 @@ R"wgsl(// conv2d as an implicit GEMM: the forward pass and both weight-carrying 
 // divisions, so each K step's 16 indices are decoded once per workgroup into `k_table`, and each
 // thread's rows / columns once before the K loop: the inner loads are adds, compares and one multiply
 // per stride.
-// grad_input is a gather: input pixel (ih, iw) receives tap (kh, kw) of output pixel
-// ((ih + pad - kh * dil) / stride, ...) when that division is exact and in range; no atomics.
+// grad_input is a gather (no atomics): input pixel (ih, iw) receives tap (kh, kw) of output pixel
+// ((ih + pad - kh * dil) / stride, ...) when that division is exact and in range. With a stride, the
+// input pixels split into stride_h x stride_w phases by (ih + pad) mod stride, and only the taps of
+// the same phase (kh * dil mod stride) divide exactly: one dispatch per phase walks just those rows
+// and taps (a quarter of each at stride 2), where the division is a subtraction.
 // grad_weight over a long N * OH * OW runs split-K into partials [slice][o][c][kh][kw] that
 // gemm_split_sum.wgsl adds in slice order.
 // `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
@@ -1013,17 +1016,18 @@ struct Params {
   grid_w: u32,
   image_h: u32,      // spatial size of the tensor read through the window (x; grad_output for grad_input)
   image_w: u32,
-  kernel_h: u32,
+  kernel_h: u32,     // kernel taps walked per axis (grad_input: those of its phase)
   kernel_w: u32,
   stride_h: u32,
   stride_w: u32,
-  pad_h: u32,
+  pad_h: u32,        // grad_input: the output row / column its grid point 0 reads with tap 0
   pad_w: u32,
-  dilation_h: u32,
-  dilation_w: u32,
   channels: u32,     // channels of the (channel, kh, kw) index: c per group (forward, grad_weight), o per group
   group_in: u32,     // input channels per group
   group_out: u32,    // output channels per group
+  taps: vec4<u32>,   // spatial offset of tap (i, j): (x + i * z, y + j * w)
+  kernel: vec4<u32>, // its position in the weight: (x + i * z, y + j * w)
+  rows: vec4<u32>,   // grad_input: the input position of grid point (a, b): (x + a * z, y + b * w)
   window: vec4<u32>, // strides (n, c, h, w) of `windowed`
   plain: vec4<u32>,  // strides of `plain`: weight (o, c, kh, kw), or grad_output (n, o, oh, ow) for grad_weight
   dst: vec4<u32>,    // strides of `out`: (n, c, h, w), or (o, c, kh, kw) for grad_weight
@@ -1121,12 +1125,11 @@ fn k_part(k: u32, k_end: u32) -> Part {
                 i32(at.y * p.stride_h) - i32(p.pad_h), i32(at.z * p.stride_w) - i32(p.pad_w), k < k_end);
   }
   let t = tap(k);
-  let h = i32(t.y * p.dilation_h);
-  let w = i32(t.z * p.dilation_w);
-  if (PASS == PASS_FORWARD) {
-    return Part(t.x * p.window.y, t.x * p.plain.y + t.y * p.plain.z + t.z * p.plain.w, h, w, k < k_end);
-  }
-  return Part(t.x * p.window.y, t.x * p.plain.x + t.y * p.plain.z + t.z * p.plain.w, h, w, k < k_end);
+  let h = i32(p.taps.x + t.y * p.taps.z);
+  let w = i32(p.taps.y + t.z * p.taps.w);
+  let taps = (p.kernel.x + t.y * p.kernel.z) * p.plain.z + (p.kernel.y + t.z * p.kernel.w) * p.plain.w;
+  if (PASS == PASS_FORWARD) { return Part(t.x * p.window.y, t.x * p.plain.y + taps, h, w, k < k_end); }
+  return Part(t.x * p.window.y, t.x * p.plain.x + taps, h, w, k < k_end);
 }
 
 fn col_part(col: u32, group: u32) -> Part {
@@ -1135,8 +1138,8 @@ fn col_part(col: u32, group: u32) -> Part {
     return Part(group * p.group_out * p.plain.x + col * p.plain.y, 0u, 0, 0, col < p.n);
   }
   let t = tap(col);
-  return Part((group * p.group_in + t.x) * p.window.y, 0u, i32(t.y * p.dilation_h), i32(t.z * p.dilation_w),
-              col < p.n);
+  return Part((group * p.group_in + t.x) * p.window.y, 0u, i32(p.taps.x + t.y * p.taps.z),
+              i32(p.taps.y + t.z * p.taps.w), col < p.n);
 }
 
 fn inside(h: i32, w: i32) -> bool {
@@ -1152,17 +1155,12 @@ fn a_value(r: Part, k: Part) -> f32 {
     return load_windowed(p.window_offset + r.offset + k.offset + u32(h) * p.window.z + u32(w) * p.window.w);
   }
   if (PASS == PASS_GRAD_INPUT) {
-    let th = r.h - k.h;
-    let tw = r.w - k.w;
-    if (th < 0 || tw < 0) { return 0.0; }
-    // Non-negative here, so the divisions are on unsigned operands.
-    let uh = u32(th);
-    let uw = u32(tw);
-    if (uh % p.stride_h != 0u || uw % p.stride_w != 0u) { return 0.0; }
-    let oh = uh / p.stride_h;
-    let ow = uw / p.stride_w;
-    if (oh >= p.image_h || ow >= p.image_w) { return 0.0; }
-    return load_windowed(p.window_offset + r.offset + k.offset + oh * p.window.z + ow * p.window.w);
+    // Positions here count output rows / columns: the phase's taps all land on one.
+    let o)wgsl"
+R"wgsl(h = r.h - k.h;
+    let ow = r.w - k.w;
+    if (!inside(oh, ow)) { return 0.0; }
+    return load_windowed(p.window_offset + r.offset + k.offset + u32(oh) * p.window.z + u32(ow) * p.window.w);
   }
   return load_plain(p.plain_offset + r.offset + k.offset);
 }
@@ -1173,8 +1171,7 @@ fn b_value(k: Part, c: Part) -> f32 {
     let h = k.h + c.h;
     let w = k.w + c.w;
     if (!inside(h, w)) { return 0.0; }
-    return load_windowed(p.window_offset + k.extra + c.offset + u32(h) )wgsl"
-R"wgsl(* p.window.z + u32(w) * p.window.w);
+    return load_windowed(p.window_offset + k.extra + c.offset + u32(h) * p.window.z + u32(w) * p.window.w);
   }
   return load_plain(p.plain_offset + c.offset + k.extra);
 }
@@ -1183,12 +1180,15 @@ R"wgsl(* p.window.z + u32(w) * p.window.w);
 fn out_index(row: u32, col: u32, group: u32) -> u32 {
   if (PASS == PASS_GRAD_WEIGHT) {
     let t = tap(col);
-    return (group * p.group_out + row) * p.dst.x + t.x * p.dst.y + t.y * p.dst.z + t.z * p.dst.w;
+    return (group * p.group_out + row) * p.dst.x + t.x * p.dst.y + (p.kernel.x + t.y * p.kernel.z) * p.dst.z +
+        (p.kernel.y + t.z * p.kernel.w) * p.dst.w;
   }
   let at = pixel(row);
-  var channel = group * p.group_out + col;
-  if (PASS == PASS_GRAD_INPUT) { channel = group * p.group_in + col; }
-  return at.x * p.dst.x + channel * p.dst.y + at.y * p.dst.z + at.z * p.dst.w;
+  if (PASS == PASS_GRAD_INPUT) {
+    return at.x * p.dst.x + (group * p.group_in + col) * p.dst.y + (p.rows.x + at.y * p.rows.z) * p.dst.z +
+        (p.rows.y + at.z * p.rows.w) * p.dst.w;
+  }
+  return at.x * p.dst.x + (group * p.group_out + col) * p.dst.y + at.y * p.dst.z + at.z * p.dst.w;
 }
 
 // Tile position (row or column, k) that thread `tid` fills in its i-th load.
