@@ -52,6 +52,27 @@ def profile(fn) -> tuple[int, int]:
     return dispatches, max(scratch, 0)
 
 
+def time_conv(x: torch.Tensor, w: torch.Tensor, stride: int, pad: int, repeats: int) -> str:
+    """One row: forward and forward + backward times, dispatches and scratch of each."""
+    grad = torch.randn_like(F.conv2d(x.detach(), w.detach(), None, stride, pad))
+    wrt = (x, w) if x.requires_grad else (w,)
+
+    def forward() -> torch.Tensor:
+        with torch.no_grad():
+            return F.conv2d(x, w, None, stride, pad)
+
+    def both() -> object:
+        return torch.autograd.grad(F.conv2d(x, w, None, stride, pad), wrt, grad)
+
+    fwd = measure(forward, "dml", repeats=repeats, warmup=1)
+    full = measure(both, "dml", repeats=repeats, warmup=1)
+    fwd_dispatches, fwd_scratch = profile(forward)
+    y = F.conv2d(x, w, None, stride, pad)
+    bwd_dispatches, bwd_scratch = profile(lambda: torch.autograd.grad(y, wrt, grad, retain_graph=True))
+    return (f"{fwd.median_s * 1e3:8.1f} {full.median_s * 1e3:11.1f} {fwd_dispatches:8d} {bwd_dispatches:8d} "
+            f"{fwd_scratch / 2**20:14.2f} {bwd_scratch / 2**20:14.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--batch", type=int, default=8)
@@ -69,24 +90,7 @@ def main() -> None:
         # The stem's input is the image, which needs no gradient in training.
         x = torch.randn(args.batch, cin, side, side).to("dml").to(memory_format=fmt).requires_grad_(cin != 3)
         w = torch.randn(cout, cin, k, k).mul(0.05).to("dml").requires_grad_()
-        grad = torch.randn_like(F.conv2d(x.detach(), w.detach(), None, stride, pad))
-
-        def forward() -> torch.Tensor:
-            with torch.no_grad():
-                return F.conv2d(x, w, None, stride, pad)
-
-        def both() -> object:
-            y = F.conv2d(x, w, None, stride, pad)
-            return torch.autograd.grad(y, (x, w) if x.requires_grad else (w,), grad)
-
-        fwd = measure(forward, "dml", repeats=args.repeats, warmup=1)
-        full = measure(both, "dml", repeats=args.repeats, warmup=1)
-        fwd_dispatches, fwd_scratch = profile(forward)
-        y = F.conv2d(x, w, None, stride, pad)
-        bwd_dispatches, bwd_scratch = profile(lambda y=y: torch.autograd.grad(
-            y, (x, w) if x.requires_grad else (w,), grad, retain_graph=True))
-        print(f"{name:14s} {fwd.median_s * 1e3:8.1f} {full.median_s * 1e3:11.1f} {fwd_dispatches:8d} "
-              f"{bwd_dispatches:8d} {fwd_scratch / 2**20:14.2f} {bwd_scratch / 2**20:14.2f}")
+        print(f"{name:14s} {time_conv(x, w, stride, pad, args.repeats)}")
     if args.no_model:
         return
     model = resnet18(1000, 64).to("dml").to(memory_format=fmt)
@@ -94,12 +98,10 @@ def main() -> None:
     y = torch.randint(0, 1000, (args.batch,)).to("dml")
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
-    def step() -> object:
+    def step() -> None:
         opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
+        F.cross_entropy(model(x), y).backward()
         opt.step()
-        return loss
 
     timing = measure(step, "dml", repeats=args.repeats, warmup=1)
     dispatches, _ = profile(step)

@@ -263,7 +263,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask) {
-  if (native_conv2d(input, weight, transposed, stride, padding, dilation) && grad_output.scalar_type() == input.scalar_type())
+  if (native_conv2d(input, weight, transposed, stride, padding, dilation) &&
+      grad_output.scalar_type() == input.scalar_type())
     return conv2d_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
   enter_fallback("aten::convolution_backward_overrideable", describe(input));
   const std::vector<int64_t> bias_sizes = {weight.size(transposed ? 1 : 0) * (transposed ? groups : 1)};

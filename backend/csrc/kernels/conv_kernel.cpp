@@ -313,21 +313,25 @@ void sum_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const D
 
 Launch depthwise_plan(runtime::DeviceContext& context, const Conv2dProblem& c, wgsl::Conv2dDepthwiseParams& p) {
   const Conv2dGeometry& g = c.g;
-  const c10::ScalarType type = c.input.ref.dtype;
-  Launch launch(context, "conv2d", type);
+  const bool backward = c.pass == ConvPass::GradInput;
+  // The tensor the taps read: the input, or grad_output for grad_input.
+  const ConvOperand& read = backward ? c.grad_output : c.input;
+  const c10::ScalarType type = read.ref.dtype;
+  Launch launch(context, pass_name(c.pass), type);
   launch.require(computable(type), "a dtype other than float32, float16 or bfloat16");
   launch.require(c.weight.ref.dtype == type && (!c.bias || c.bias->dtype == type), "operands of different dtypes");
   launch.require(c.out.ref.dtype == c10::kFloat, "an output other than float32");
-  for (const ConvOperand* op : {&c.input, &c.weight, &c.out})
+  for (const ConvOperand* op : {&read, &c.weight, &c.out})
     launch.require(strides_fit(*op), "a negative stride or one above 2^32");
   if (!launch.ok()) return launch;
-  const uint64_t count = g.batch * g.out_channels * g.out_h * g.out_w;
+  const uint64_t count =
+      backward ? g.batch * g.in_channels * g.in_h * g.in_w : g.batch * g.out_channels * g.out_h * g.out_w;
   launch.require_u32(count, "output elements");
   for (uint64_t v : {g.in_h, g.in_w, g.out_h, g.out_w, g.padding[0] + g.dilation[0] * g.kernel_h,
                      g.padding[1] + g.dilation[1] * g.kernel_w, g.stride[0] * g.out_h, g.stride[1] * g.out_w})
     launch.require(v < (1ull << 30), "a spatial extent of 2^30 or more");
   p.count = static_cast<uint32_t>(count);
-  p.channels = static_cast<uint32_t>(g.out_channels);
+  p.channels = static_cast<uint32_t>(backward ? g.in_channels : g.out_channels);
   p.multiplier = static_cast<uint32_t>(g.out_channels / g.groups);
   p.out_h = static_cast<uint32_t>(g.out_h);
   p.out_w = static_cast<uint32_t>(g.out_w);
@@ -341,28 +345,30 @@ Launch depthwise_plan(runtime::DeviceContext& context, const Conv2dProblem& c, w
   p.pad_w = static_cast<uint32_t>(g.padding[1]);
   p.dilation_h = static_cast<uint32_t>(g.dilation[0]);
   p.dilation_w = static_cast<uint32_t>(g.dilation[1]);
-  put_strides(c.input, p.input);
+  put_strides(read, p.input);
   put_strides(c.weight, p.weight);
   put_strides(c.out, p.dst);
   const uint64_t x_sizes[4] = {g.batch, g.in_channels, g.in_h, g.in_w};
   const uint64_t w_sizes[4] = {g.out_channels, 1, g.kernel_h, g.kernel_w};
   const uint64_t y_sizes[4] = {g.batch, g.out_channels, g.out_h, g.out_w};
-  p.out_offset = launch.bind(c.out.ref, span_of(c.out, y_sizes));
-  p.input_offset = launch.bind(c.input.ref, span_of(c.input, x_sizes));
+  p.out_offset = launch.bind(c.out.ref, span_of(c.out, backward ? x_sizes : y_sizes));
+  p.input_offset = launch.bind(read.ref, span_of(read, backward ? y_sizes : x_sizes));
   p.weight_offset = launch.bind(c.weight.ref, span_of(c.weight, w_sizes));
   p.bias_offset = c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(c.weight.ref, span_of(c.weight, w_sizes));
   return launch;
 }
 
 void run_depthwise(Launch& launch, const Conv2dProblem& c, const wgsl::Conv2dDepthwiseParams& p) {
-  const c10::ScalarType type = c.input.ref.dtype;
+  const bool backward = c.pass == ConvPass::GradInput;
+  const c10::ScalarType type = backward ? c.grad_output.ref.dtype : c.input.ref.dtype;
   const bool cl = c.channels_last, bias = c.bias.has_value();
-  const std::string name =
-      std::string("conv2d_depthwise/") + dtype_info(type)->name + (cl ? "/cl" : "") + (bias ? "/bias" : "");
+  const std::string name = std::string("conv2d_depthwise/") + dtype_info(type)->name + (cl ? "/cl" : "") +
+      (bias ? "/bias" : "") + (backward ? "/grad_input" : "");
   launch.run(name,
              [=] {
                return render(wgsl::conv2d_depthwise, {{"channels_last", cl ? "true" : "false"},
                                                       {"with_bias", bias ? "true" : "false"},
+                                                      {"backward", backward ? "true" : "false"},
                                                       {"load_input", load(type, "input")},
                                                       {"load_weight", load(type, "weight")},
                                                       {"load_bias", load(type, "bias")},
@@ -386,7 +392,7 @@ std::vector<Walk> walks(const Conv2dProblem& c) {
 }
 
 bool uses_depthwise(const Conv2dProblem& c) {
-  return c.pass == ConvPass::Forward && conv2d_is_depthwise(c.g);
+  return c.pass != ConvPass::GradWeight && conv2d_is_depthwise(c.g);
 }
 
 } // namespace

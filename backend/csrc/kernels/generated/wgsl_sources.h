@@ -1142,37 +1142,24 @@ fn col_part(col: u32, group: u32) -> Part {
               i32(p.taps.y + t.z * p.taps.w), col < p.n);
 }
 
-fn inside(h: i32, w: i32) -> bool {
-  return h >= 0 && w >= 0 && u32(h) < p.image_h && u32(w) < p.image_w;
+// Element (h, w) of `windowed` from `offset` (its batch and channel), 0 in the padding.
+fn window_value(offset: u32, h: i32, w: i32) -> f32 {
+  if (h < 0 || w < 0 || u32(h) >= p.image_h || u32(w) >= p.image_w) { return 0.0; }
+  return load_windowed(p.window_offset + offset + u32(h) * p.window.z + u32(w) * p.window.w);
 }
 
 fn a_value(r: Part, k: Part) -> f32 {
   if (!r.ok || !k.ok) { return 0.0; }
-  if (PASS == PASS_FORWARD) {
-    let h = r.h + k.h;
-    let w = r.w + k.w;
-    if (!inside(h, w)) { return 0.0; }
-    return load_windowed(p.window_offset + r.offset + k.offset + u32(h) * p.window.z + u32(w) * p.window.w);
-  }
-  if (PASS == PASS_GRAD_INPUT) {
-    // Positions here count output rows / columns: the phase's taps all land on one.
-    let o)wgsl"
-R"wgsl(h = r.h - k.h;
-    let ow = r.w - k.w;
-    if (!inside(oh, ow)) { return 0.0; }
-    return load_windowed(p.window_offset + r.offset + k.offset + u32(oh) * p.window.z + u32(ow) * p.window.w);
-  }
+  if (PASS == PASS_FORWARD) { return window_value(r.offset + k.offset, r.h + k.h, r.w + k.w); }
+  // grad_input's positions count output rows)wgsl"
+R"wgsl( / columns: the phase's taps all land on one.
+  if (PASS == PASS_GRAD_INPUT) { return window_value(r.offset + k.offset, r.h - k.h, r.w - k.w); }
   return load_plain(p.plain_offset + r.offset + k.offset);
 }
 
 fn b_value(k: Part, c: Part) -> f32 {
   if (!k.ok || !c.ok) { return 0.0; }
-  if (PASS == PASS_GRAD_WEIGHT) {
-    let h = k.h + c.h;
-    let w = k.w + c.w;
-    if (!inside(h, w)) { return 0.0; }
-    return load_windowed(p.window_offset + k.extra + c.offset + u32(h) * p.window.z + u32(w) * p.window.w);
-  }
+  if (PASS == PASS_GRAD_WEIGHT) { return window_value(k.extra + c.offset, k.h + c.h, k.w + c.w); }
   return load_plain(p.plain_offset + c.offset + k.extra);
 }
 
@@ -1254,7 +1241,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
 )wgsl",
 conv2d_holes, 8};
 
-inline constexpr std::string_view conv2d_depthwise_holes[] = {"channels_last", "with_bias", "load_input", "load_weight", "load_bias", "workgroup_size"};
+inline constexpr std::string_view conv2d_depthwise_holes[] = {"channels_last", "with_bias", "backward", "load_input", "load_weight", "load_bias", "workgroup_size"};
 inline constexpr Family conv2d_depthwise{"conv2d_depthwise",
 R"wgsl(// Depthwise conv2d forward (groups == input channels; output channel o reads input channel
 // o / multiplier): one thread per output element walks its kernel_h x kernel_w taps directly. With
@@ -1263,6 +1250,9 @@ R"wgsl(// Depthwise conv2d forward (groups == input channels; output channel o r
 // FMA and neighbouring threads share their input rows through the cache. Threads run over the
 // output in its memory order (channel fastest when CHANNELS_LAST), so stores and loads coalesce.
 // Writes float32; the taps are summed in a fixed order (kh, then kw).
+// BACKWARD: grad_input, one thread per input element gathering, for each of its channel's
+// `multiplier` output channels, the taps whose output position ((i + pad - k * dilation) / stride)
+// divides exactly; `input` is then grad_output and the thread walks the input's shape.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
 
@@ -1275,8 +1265,8 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 }
 // ---- end of lib/grid.wgsl ----
 struct Params {
-  count: u32,        // output elements
-  channels: u32,     // output channels
+  count: u32,        // elements written
+  channels: u32,     // channels written (output channels; BACKWARD: input channels)
   multiplier: u32,   // output channels per input channel
   out_h: u32,
   out_w: u32,
@@ -1291,7 +1281,7 @@ struct Params {
   dilation_h: u32,
   dilation_w: u32,
   input_offset: u32,
-  input: vec4<u32>,  // strides (n, c, h, w)
+  input: vec4<u32>,  // strides (n, c, h, w) of `input` (BACKWARD: of grad_output)
   weight: vec4<u32>, // strides (o, 1, kh, kw)
   dst: vec4<u32>,    // strides of `out` (n, c, h, w)
   weight_offset: u32,
@@ -1307,6 +1297,7 @@ struct Params {
 
 const CHANNELS_LAST: bool = {{channels_last}};
 const WITH_BIAS: bool = {{with_bias}};
+const BACKWARD: bool = {{backward}};
 
 fn load_input(i: u32) -> f32 {
   return {{load_input}};
@@ -1320,29 +1311,71 @@ fn load_bias(i: u32) -> f32 {
   return {{load_bias}};
 }
 
+// (n, channel, y, x) of element t of a (channels, height, width) tensor, in its memory order.
+fn element(t: u32, height: u32, width: u32) -> vec4<u32> {
+  var c: u32;
+  var x: u32;
+  var rest: u32;
+  if (CHANNELS_LAST) {
+    c = t % p.channels;
+    rest = t / p.channels;
+    x = rest % width;
+    rest = rest / width;
+  } else {
+    x = t % width;
+    rest = t / width;
+  }
+  let y = rest % height;
+  rest = rest / height;
+  if (!CHANNELS_LAST) {
+    c = rest % p.channels;
+    rest = rest / p.channels;
+  }
+  return vec4<u32>(rest, c, y, x);
+}
+
+// Output position along one axis that tap k of input position i feeds, or -1 when none.
+fn source(i: u32, k: u32, pad: u32, dilation: u32, stride: u32, size: u32) -> i32 {
+  let t = i32(i + pad) - i32(k * dilation);
+  // Non-negative before the unsigned division.
+  if (t < 0 || u32(t) % stride != 0u || u32(t) / stride >= size) { return -1; }
+  return i32(u32(t) / stride);
+}
+
+fn gathered(at: vec4<u32>) -> f32 {
+  var acc = 0.0;
+  for (var j = 0u; j < p.multiplier; j++) {
+    let o = at.y * p.multiplier + j;
+    let plane = p.input_offset + at.x * p.input.x + o * p.input.y;
+    let taps = p.weight_offset + o * p.weight.x;
+    for (var kh = 0u; kh < p.kernel_h; kh++) {
+      let oh = source(at.z, kh, p.pad_h, p.dilation_h, p.stride_h, p.out_h);
+      if (oh < 0) { continue; }
+      for (var kw = 0u; kw < p.kernel_w; kw++) {
+        let ow = source(at.w, kw, p.pad_w, p.dilation_w, p.stride_w, p.out_w);
+        if (ow < 0) { continue; }
+        acc += load_input(plane + u32(oh) * p.input.z + u32(ow) * p.input.w) *
+            load_weight(taps + kh * p.weight.z + kw * p.weight.w);
+      }
+    }
+  }
+  return acc;
+}
+
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let t = flat_thread(gid, groups, {{workgroup_size}}u);
   if (t >= p.count) { return; }
-  var o: u32;
-  var ow: u32;
-  var rest: u32;
-  if (CHANNELS_LAST) {
-    o = t % p.channels;
-    rest = t / p.channels;
-    ow = rest % p.out_w;
-    rest = rest / p.out_w;
-  } else {
-    ow = t % p.out_w;
-    rest = t / p.out_w;
+  var at: vec4<u32>;
+  if (BACKWARD) { at = element(t, p.in_h, p.in_w); } else { at = element(t, p.out_h, p.out_w); }
+  if (BACKWARD) {
+    out[p.out_offset + at.x * p.dst.x + at.y * p.dst.y + at.z * p.dst.z + at.w * p.dst.w] = gathered(at);
+    return;
   }
-  let oh = rest % p.out_h;
-  rest = rest / p.out_h;
-  if (!CHANNELS_LAST) {
-    o = rest % p.channels;
-    rest = rest / p.channels;
-  }
-  let n = rest;
+  let n = at.x;
+  let o = at.y;
+  let oh = at.z;
+  let ow = at.w;
   let h0 = i32(oh * p.stride_h) - i32(p.pad_h);
   let w0 = i32(ow * p.stride_w) - i32(p.pad_w);
   let plane = p.input_offset + n * p.input.x + (o / p.multiplier) * p.input.y;
@@ -1362,7 +1395,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   out[p.out_offset + n * p.dst.x + o * p.dst.y + oh * p.dst.z + ow * p.dst.w] = acc;
 }
 )wgsl",
-conv2d_depthwise_holes, 6};
+conv2d_depthwise_holes, 7};
 
 inline constexpr std::string_view copy_holes[] = {"dst_array", "src_array", "workgroup_size", "rank", "lanes_log2", "store_type", "load", "store", "main"};
 inline constexpr Family copy{"copy",

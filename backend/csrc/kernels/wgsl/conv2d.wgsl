@@ -160,36 +160,23 @@ fn col_part(col: u32, group: u32) -> Part {
               i32(p.taps.y + t.z * p.taps.w), col < p.n);
 }
 
-fn inside(h: i32, w: i32) -> bool {
-  return h >= 0 && w >= 0 && u32(h) < p.image_h && u32(w) < p.image_w;
+// Element (h, w) of `windowed` from `offset` (its batch and channel), 0 in the padding.
+fn window_value(offset: u32, h: i32, w: i32) -> f32 {
+  if (h < 0 || w < 0 || u32(h) >= p.image_h || u32(w) >= p.image_w) { return 0.0; }
+  return load_windowed(p.window_offset + offset + u32(h) * p.window.z + u32(w) * p.window.w);
 }
 
 fn a_value(r: Part, k: Part) -> f32 {
   if (!r.ok || !k.ok) { return 0.0; }
-  if (PASS == PASS_FORWARD) {
-    let h = r.h + k.h;
-    let w = r.w + k.w;
-    if (!inside(h, w)) { return 0.0; }
-    return load_windowed(p.window_offset + r.offset + k.offset + u32(h) * p.window.z + u32(w) * p.window.w);
-  }
-  if (PASS == PASS_GRAD_INPUT) {
-    // Positions here count output rows / columns: the phase's taps all land on one.
-    let oh = r.h - k.h;
-    let ow = r.w - k.w;
-    if (!inside(oh, ow)) { return 0.0; }
-    return load_windowed(p.window_offset + r.offset + k.offset + u32(oh) * p.window.z + u32(ow) * p.window.w);
-  }
+  if (PASS == PASS_FORWARD) { return window_value(r.offset + k.offset, r.h + k.h, r.w + k.w); }
+  // grad_input's positions count output rows / columns: the phase's taps all land on one.
+  if (PASS == PASS_GRAD_INPUT) { return window_value(r.offset + k.offset, r.h - k.h, r.w - k.w); }
   return load_plain(p.plain_offset + r.offset + k.offset);
 }
 
 fn b_value(k: Part, c: Part) -> f32 {
   if (!k.ok || !c.ok) { return 0.0; }
-  if (PASS == PASS_GRAD_WEIGHT) {
-    let h = k.h + c.h;
-    let w = k.w + c.w;
-    if (!inside(h, w)) { return 0.0; }
-    return load_windowed(p.window_offset + k.extra + c.offset + u32(h) * p.window.z + u32(w) * p.window.w);
-  }
+  if (PASS == PASS_GRAD_WEIGHT) { return window_value(k.extra + c.offset, k.h + c.h, k.w + c.w); }
   return load_plain(p.plain_offset + c.offset + k.extra);
 }
 
