@@ -1,4 +1,4 @@
-"""python -m benchmarks.conv_layers [--batch N] [--size S] [--repeats R] [--channels-last]
+"""python -m benchmarks.conv_layers [--batch N] [--size S] [--repeats R] [--channels-last] [--no-model|--no-layers]
 
 conv2d on dml for the distinct convolution shapes of ResNet-18 (at `size`x`size` input, ImageNet's 224
 by default) and one ResNet-18 training step: per shape the forward and the forward + backward times
@@ -79,14 +79,15 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--channels-last", action="store_true")
-    parser.add_argument("--no-model", action="store_true")
+    parser.add_argument("--no-model", action="store_true", help="only the per-conv rows")
+    parser.add_argument("--no-layers", action="store_true", help="only the training step")
     args = parser.parse_args()
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
     torch.manual_seed(0)
     print(f"batch {args.batch}, {args.size}x{args.size}, {'channels_last' if args.channels_last else 'NCHW'}")
     print(f"{'conv':14s} {'fwd ms':>8s} {'fwd+bwd ms':>11s} {'fwd disp':>8s} {'bwd disp':>8s} "
           f"{'fwd scratch MB':>14s} {'bwd scratch MB':>14s}")
-    for name, cin, cout, side, k, stride, pad in resnet18_convs(args.size):
+    for name, cin, cout, side, k, stride, pad in [] if args.no_layers else resnet18_convs(args.size):
         # The stem's input is the image, which needs no gradient in training.
         x = torch.randn(args.batch, cin, side, side).to("dml").to(memory_format=fmt).requires_grad_(cin != 3)
         w = torch.randn(cout, cin, k, k).mul(0.05).to("dml").requires_grad_()
