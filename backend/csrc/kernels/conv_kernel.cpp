@@ -110,6 +110,13 @@ Walk whole_walk(const Conv2dGeometry& g) {
           whole_axis(g.out_w, g.padding[1], g.kernel_w, g.dilation[1])};
 }
 
+// Both kernels compute spatial positions in i32: every extent stays far below 2^31.
+void require_spatial(Launch& launch, const Conv2dGeometry& g) {
+  for (uint64_t v : {g.in_h, g.in_w, g.out_h, g.out_w, g.padding[0] + g.dilation[0] * g.kernel_h,
+                     g.padding[1] + g.dilation[1] * g.kernel_w, g.stride[0] * g.out_h, g.stride[1] * g.out_w})
+    launch.require(v < (1ull << 30), "a spatial extent of 2^30 or more");
+}
+
 // The GEMM a pass computes per group.
 struct GemmShape {
   uint64_t m = 0, n = 0, k = 0;
@@ -218,10 +225,7 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
   p.group_in = static_cast<uint32_t>(g.in_channels / g.groups);
   p.group_out = static_cast<uint32_t>(g.out_channels / g.groups);
   p.channels = grad_input ? p.group_out : p.group_in;
-  // Signed spatial arithmetic in the kernel: positions stay far below 2^31.
-  for (uint64_t v : {g.in_h, g.in_w, g.out_h, g.out_w, g.padding[0] + g.dilation[0] * g.kernel_h,
-                     g.padding[1] + g.dilation[1] * g.kernel_w, g.stride[0] * g.out_h, g.stride[1] * g.out_w})
-    launch.require(v < (1ull << 30), "a spatial extent of 2^30 or more");
+  require_spatial(launch, g);
   put_strides(windowed, p.window);
   put_strides(plain, p.plain);
 
@@ -327,9 +331,7 @@ Launch depthwise_plan(runtime::DeviceContext& context, const Conv2dProblem& c, w
   const uint64_t count =
       backward ? g.batch * g.in_channels * g.in_h * g.in_w : g.batch * g.out_channels * g.out_h * g.out_w;
   launch.require_u32(count, "output elements");
-  for (uint64_t v : {g.in_h, g.in_w, g.out_h, g.out_w, g.padding[0] + g.dilation[0] * g.kernel_h,
-                     g.padding[1] + g.dilation[1] * g.kernel_w, g.stride[0] * g.out_h, g.stride[1] * g.out_w})
-    launch.require(v < (1ull << 30), "a spatial extent of 2^30 or more");
+  require_spatial(launch, g);
   p.count = static_cast<uint32_t>(count);
   p.channels = static_cast<uint32_t>(backward ? g.in_channels : g.out_channels);
   p.multiplier = static_cast<uint32_t>(g.out_channels / g.groups);
