@@ -227,3 +227,33 @@ def test_conv2d_weight_gradient_is_deterministic():
     x, weight, bias, grad, args = conv_case(SHAPES["split_k"], torch.float32, False, seed=5)
     runs = [run_conv(x, weight, bias, grad, args, "dml")[2].cpu() for _ in range(2)]
     assert torch.equal(runs[0], runs[1])
+
+
+def test_conv2d_deep_reductions_stay_right():
+    """A workgroup walking ~60000 of K summed wrong on lavapipe: forward K of 60000 (1x1, 60000 input
+    channels) and grad_weight over 2000x2000 pixels are split or routed so that none does."""
+    gen = torch.Generator().manual_seed(7)
+    x, w = torch.randn(1, 60000, 1, 1, generator=gen), torch.randn(1, 60000, 1, 1, generator=gen)
+    with torch_dml.strict():
+        got = F.conv2d(x.to("dml"), w.to("dml")).cpu().double()
+    expected = (x.double() * w.double()).sum()
+    assert (got - expected).abs().item() <= 1e-5 * (x.double() * w.double()).abs().sum().item()
+    image, grad = torch.randn(1, 1, 2000, 2000, generator=gen), torch.randn(1, 1, 2000, 2000, generator=gen)
+    with torch_dml.strict():
+        weight = torch.ones(1, 1, 1, 1).to("dml").requires_grad_()
+        F.conv2d(image.to("dml"), weight).backward(grad.to("dml"))
+    expected = (image.double() * grad.double()).sum()
+    assert (weight.grad.cpu().double() - expected).abs().item() <= 1e-5 * (image * grad).abs().sum().item()
+
+
+def test_conv2d_rows_beyond_one_dispatch():
+    """2049 x 2049 output pixels are more 64-row tiles than one dispatch holds (65535): several run."""
+    gen = torch.Generator().manual_seed(8)
+    x, grad = torch.randn(1, 1, 2049, 2049, generator=gen), torch.randn(1, 2, 2049, 2049, generator=gen)
+    w = torch.randn(2, 1, 1, 1, generator=gen)
+    with torch_dml.strict():
+        dx = x.to("dml").requires_grad_()
+        out = F.conv2d(dx, w.to("dml"))
+        out.backward(grad.to("dml"))
+    torch.testing.assert_close(out.cpu(), F.conv2d(x, w))
+    torch.testing.assert_close(dx.grad.cpu(), (grad * w.view(1, 2, 1, 1)).sum(1, keepdim=True))

@@ -23,6 +23,10 @@ constexpr uint32_t kKStep = 16;
 constexpr uint64_t kSplitTargetGroups = 512;
 constexpr uint64_t kMinSliceDepth = 256;
 constexpr uint64_t kMaxSlices = 64;
+// The most of K one workgroup walks: on lavapipe a workgroup walking 59424 or 60000 of K summed wrong
+// (one walking 56416 or 50000 was right; the cause is not known), so deeper reductions are split
+// (grad_weight) or take the im2col route (forward, grad_input).
+constexpr uint64_t kMaxDepth = 32768;
 
 const char* pass_name(ConvPass pass) {
   switch (pass) {
@@ -147,6 +151,22 @@ uint64_t slices_for(runtime::DeviceContext& context, const Conv2dProblem& c, con
   return std::max<uint64_t>(slices, 1);
 }
 
+bool columns_linear(const Conv2dProblem& c);
+
+// The slices grad_weight runs in: slices_for's, at least enough that none is deeper than kMaxDepth,
+// after the rounding of their depth to K steps (which may leave fewer).
+uint64_t split_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const GemmShape& s) {
+  if (c.pass != ConvPass::GradWeight || !columns_linear(c)) return 1;
+  uint64_t slices = std::max(slices_for(context, c, s), (s.k + kMaxDepth - 1) / kMaxDepth);
+  const uint64_t per_slice = c.g.out_channels * s.n * sizeof(float);
+  const uint64_t binding = context.limits().maxStorageBufferBindingSize;
+  slices = std::min(slices, std::max<uint64_t>(binding / std::max<uint64_t>(per_slice, 1), 1));
+  slices = std::min<uint64_t>(slices, context.limits().maxComputeWorkgroupsPerDimension / c.g.groups);
+  if (slices <= 1) return 1;
+  const uint64_t depth = ((s.k + slices - 1) / slices + kKStep - 1) / kKStep * kKStep;
+  return (s.k + depth - 1) / depth;
+}
+
 // Whether grad_weight's columns (channel, kh, kw), in the order the kernel walks them, are one stride-1
 // run of the output, as the split-K sum writes them.
 bool columns_linear(const Conv2dProblem& c) {
@@ -186,16 +206,19 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
   if (!launch.ok()) return plan;
   const GemmShape s = gemm_shape(c, walk);
   plan.shape = s;
-  launch.require_u32(s.m, "GEMM rows");
+  launch.require_u32(s.m + kTile, "GEMM rows");
   launch.require_u32(s.n * kTile, "GEMM columns");
   launch.require_u32(s.k + kKStep, "GEMM depth");
   const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
-  launch.require((s.m + kTile - 1) / kTile <= max_groups && (s.n + kTile - 1) / kTile <= max_groups &&
-                     g.groups <= max_groups,
+  // Rows beyond one dispatch's tiles run as successive dispatches (run_gemm); split-K (grad_weight,
+  // whose rows are channels) needs its slices in one.
+  plan.slices = slices;
+  launch.require((s.n + kTile - 1) / kTile <= max_groups && g.groups * plan.slices <= max_groups &&
+                     (plan.slices == 1 || (s.m + kTile - 1) / kTile <= max_groups),
                  "more output tiles than one dispatch holds");
-  plan.slices = partials ? slices : 1;
   plan.depth = s.k;
   if (plan.slices > 1) plan.depth = ((s.k + plan.slices - 1) / plan.slices + kKStep - 1) / kKStep * kKStep;
+  launch.require(plan.depth <= kMaxDepth, "a reduction deeper than 32768 in one workgroup");
 
   wgsl::Conv2dParams& p = plan.params;
   p.m = static_cast<uint32_t>(s.m);
@@ -274,15 +297,19 @@ std::string gemm_source(const Conv2dProblem& c, const Plan& plan, c10::ScalarTyp
                                {"load_bias", load(type, "bias")}});
 }
 
-void run_gemm(Plan& plan, const Conv2dProblem& c) {
+void run_gemm(Plan& plan, const Conv2dProblem& c, uint32_t max_groups) {
   const c10::ScalarType type = c.pass == ConvPass::GradInput ? c.grad_output.ref.dtype : c.input.ref.dtype;
   const std::string name = std::string(pass_name(c.pass)) + "/" + dtype_info(type)->name +
       (c.channels_last ? "/cl" : "") + (c.bias ? "/bias" : "") + (plan.a_k_fast ? "/ak" : "") +
       (plan.b_k_fast ? "/bk" : "");
-  plan.launch.run3d(name, [&, type] { return gemm_source(c, plan, type); }, plan.params,
-                    static_cast<uint32_t>((plan.shape.n + kTile - 1) / kTile),
-                    static_cast<uint32_t>((plan.shape.m + kTile - 1) / kTile),
-                    static_cast<uint32_t>(c.g.groups * plan.slices));
+  const uint64_t row_tiles = (plan.shape.m + kTile - 1) / kTile;
+  for (uint64_t first = 0; first < std::max<uint64_t>(row_tiles, 1); first += max_groups) {
+    plan.params.row_base = static_cast<uint32_t>(first * kTile);
+    plan.launch.run3d(name, [&, type] { return gemm_source(c, plan, type); }, plan.params,
+                      static_cast<uint32_t>((plan.shape.n + kTile - 1) / kTile),
+                      static_cast<uint32_t>(std::min<uint64_t>(row_tiles - first, max_groups)),
+                      static_cast<uint32_t>(c.g.groups * plan.slices));
+  }
 }
 
 // grad_weight's partials [slice][o][column] summed in slice order into the output.
@@ -411,13 +438,16 @@ std::string conv2d_unsupported_reason(runtime::DeviceContext& context, const Con
   // Planned without partials: the scratch they need is the allocator's to give, and the one-pass
   // kernel binds nothing larger.
   for (const Walk& walk : walks(c)) {
-    std::string reason = plan(context, c, walk).launch.reason();
+    // Checked at the split conv2d() will run (without binding its partials).
+    const uint64_t slices = split_slices(context, c, gemm_shape(c, walk));
+    std::string reason = plan(context, c, walk, nullptr, slices).launch.reason();
     if (!reason.empty()) return reason;
   }
   return "";
 }
 
 void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
+  const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
   if (uses_depthwise(c)) {
     wgsl::Conv2dDepthwiseParams p{};
     Launch launch = depthwise_plan(context, c, p);
@@ -427,23 +457,16 @@ void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
   if (c.pass == ConvPass::GradInput) {
     for (const Walk& walk : walks(c)) {
       Plan phase = plan(context, c, walk);
-      run_gemm(phase, c); // throws the reason when it cannot run
+      run_gemm(phase, c, max_groups); // throws the reason when it cannot run
     }
     return;
   }
   const Walk walk = whole_walk(c.g);
   Plan whole = plan(context, c, walk);
   const GemmShape s = whole.shape;
-  uint64_t slices = whole.launch.ok() ? slices_for(context, c, s) : 1;
-  // The split-K sum writes grad_weight's columns as one stride-1 run.
-  if (slices > 1 && !columns_linear(c)) slices = 1;
-  // Rounding the slice depth to K steps may leave fewer slices.
-  if (slices > 1) {
-    const uint64_t depth = ((s.k + slices - 1) / slices + kKStep - 1) / kKStep * kKStep;
-    slices = (s.k + depth - 1) / depth;
-  }
+  const uint64_t slices = split_slices(context, c, s);
   if (slices <= 1) {
-    run_gemm(whole, c); // throws the reason when it cannot run
+    run_gemm(whole, c, max_groups); // throws the reason when it cannot run
     return;
   }
   // Freed (back to the pool) on return: later work reusing the memory is recorded after these
@@ -454,10 +477,10 @@ void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
   const DeviceTensorRef partials{span.buffer, span.buffer_size, span.offset / sizeof(float), c10::kFloat};
   Plan split = plan(context, c, walk, &partials, slices);
   if (!split.launch.ok()) {
-    run_gemm(whole, c);
+    run_gemm(whole, c, max_groups);
     return;
   }
-  run_gemm(split, c);
+  run_gemm(split, c, max_groups);
   sum_slices(context, c, partials, slices);
 }
 

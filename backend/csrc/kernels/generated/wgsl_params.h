@@ -242,7 +242,8 @@ struct alignas(16) Conv2dParams {
   uint32_t out_offset = {};
   uint32_t out_slice = {};
   uint32_t bias_offset = {};
-  uint32_t pad1_[3] = {};
+  uint32_t row_base = {};
+  uint32_t pad1_[2] = {};
 };
 static_assert(offsetof(Conv2dParams, m) == 0);
 static_assert(offsetof(Conv2dParams, n) == 4);
@@ -273,6 +274,7 @@ static_assert(offsetof(Conv2dParams, plain_offset) == 180);
 static_assert(offsetof(Conv2dParams, out_offset) == 184);
 static_assert(offsetof(Conv2dParams, out_slice) == 188);
 static_assert(offsetof(Conv2dParams, bias_offset) == 192);
+static_assert(offsetof(Conv2dParams, row_base) == 196);
 static_assert(sizeof(Conv2dParams) == 208);
 
 // The uniform block of conv2d_depthwise.wgsl.

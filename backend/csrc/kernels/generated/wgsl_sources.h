@@ -1036,6 +1036,7 @@ struct Params {
   out_offset: u32,
   out_slice: u32,    // distance between split-K slices in `out`
   bias_offset: u32,
+  row_base: u32,     // first row of this dispatch: rows beyond one dispatch's 65535 tiles run in several
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
@@ -1150,9 +1151,9 @@ fn window_value(offset: u32, h: i32, w: i32) -> f32 {
 
 fn a_value(r: Part, k: Part) -> f32 {
   if (!r.ok || !k.ok) { return 0.0; }
-  if (PASS == PASS_FORWARD) { return window_value(r.offset + k.offset, r.h + k.h, r.w + k.w); }
-  // grad_input's positions count output rows)wgsl"
-R"wgsl( / columns: the phase's taps all land on one.
+  if (PASS == PASS_FORWARD) { retur)wgsl"
+R"wgsl(n window_value(r.offset + k.offset, r.h + k.h, r.w + k.w); }
+  // grad_input's positions count output rows / columns: the phase's taps all land on one.
   if (PASS == PASS_GRAD_INPUT) { return window_value(r.offset + k.offset, r.h - k.h, r.w - k.w); }
   return load_plain(p.plain_offset + r.offset + k.offset);
 }
@@ -1190,7 +1191,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
   let slice = wg.z % p.slices;
   let k_begin = slice * p.depth;
   let k_end = min(p.k, k_begin + p.depth);
-  let row0 = wg.y * 64u;
+  let row0 = p.row_base + wg.y * 64u;
   let col0 = wg.x * 64u;
   let tid = local.y * 16u + local.x;
   var rows: array<Part, 4>;

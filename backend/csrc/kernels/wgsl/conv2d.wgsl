@@ -54,6 +54,7 @@ struct Params {
   out_offset: u32,
   out_slice: u32,    // distance between split-K slices in `out`
   bias_offset: u32,
+  row_base: u32,     // first row of this dispatch: rows beyond one dispatch's 65535 tiles run in several
 }
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
@@ -207,7 +208,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
   let slice = wg.z % p.slices;
   let k_begin = slice * p.depth;
   let k_end = min(p.k, k_begin + p.depth);
-  let row0 = wg.y * 64u;
+  let row0 = p.row_base + wg.y * 64u;
   let col0 = wg.x * 64u;
   let tid = local.y * 16u + local.x;
   var rows: array<Part, 4>;
