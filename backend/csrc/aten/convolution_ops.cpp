@@ -162,12 +162,17 @@ kernels::Conv2dGeometry geometry(const Conv2dShape& s, const at::Tensor& input, 
   return g;
 }
 
-// The layout torch gives a convolution's output (and its gradients): channels_last when the input or
-// the weight is.
-at::MemoryFormat conv_memory_format(const at::Tensor& input, const at::Tensor& weight) {
-  const bool last = input.suggest_memory_format() == at::MemoryFormat::ChannelsLast ||
+// The layout of a convolution's output and gradients: contiguous, whatever the inputs'. That is what
+// torch's fake tensors promise for a backend outside ATen (_conv_determine_backend_memory_format gives
+// the Overrideable backend contiguous), and torch.compile checks the strides it was promised: a
+// channels_last output failed a compiled ResNet's assert_size_stride.
+constexpr at::MemoryFormat kConvMemoryFormat = at::MemoryFormat::Contiguous;
+
+// Whether the inputs are channels_last, which picks the kernels' K order and load pattern (coalesced
+// NHWC reads), not the output's layout.
+bool reads_channels_last(const at::Tensor& input, const at::Tensor& weight) {
+  return input.suggest_memory_format() == at::MemoryFormat::ChannelsLast ||
       weight.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
-  return last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
 }
 
 // float32 scratch in `format` for a kernel's result, rounded once to `type` by the caller.
@@ -179,7 +184,7 @@ at::Tensor conv2d_forward(const at::Tensor& input, const at::Tensor& weight, con
                           at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
   const Conv2dShape s = conv2d_shape(input, weight, stride, padding, dilation, groups);
   const c10::ScalarType type = input.scalar_type();
-  const at::MemoryFormat format = conv_memory_format(input, weight);
+  const at::MemoryFormat format = kConvMemoryFormat;
   at::Tensor out = float_result({s.n, s.o, s.oh, s.ow}, input, format);
   const bool with_bias = bias.has_value() && bias->defined();
   const at::Tensor b = with_bias ? bias->contiguous() : at::Tensor();
@@ -189,7 +194,7 @@ at::Tensor conv2d_forward(const at::Tensor& input, const at::Tensor& weight, con
   kernels::Conv2dProblem problem;
   problem.pass = kernels::ConvPass::Forward;
   problem.g = geometry(s, input, stride, padding, dilation);
-  problem.channels_last = format == at::MemoryFormat::ChannelsLast;
+  problem.channels_last = reads_channels_last(input, weight);
   problem.input = operand(input);
   problem.weight = operand(weight);
   problem.out = operand(out);
@@ -210,10 +215,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv2d_backward(
               "conv2d backward: expected grad_output of shape (", s.n, ", ", s.o, ", ", s.oh, ", ", s.ow, "), got ",
               grad_output.sizes());
   const c10::ScalarType type = input.scalar_type();
-  const at::MemoryFormat format = conv_memory_format(input, weight);
+  const at::MemoryFormat format = kConvMemoryFormat;
   kernels::Conv2dProblem problem;
   problem.g = geometry(s, input, stride, padding, dilation);
-  problem.channels_last = format == at::MemoryFormat::ChannelsLast;
+  problem.channels_last = reads_channels_last(input, weight);
   problem.input = operand(input);
   problem.weight = operand(weight);
   problem.grad_output = operand(grad_output);
