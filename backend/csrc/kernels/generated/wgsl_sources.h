@@ -972,7 +972,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
   var before = i64(0);
   if (i > 0u) { before = running[p.running_offset + i - 1u]; }
   if (here > before) {
-    out[p.out_offset + u32(here - 1)] = i64(i);
+    // Through u64: naga sign-extends i64(u32), which would turn positions from 2^31 on negative.
+    out[p.out_offset + u32(here - 1)] = bitcast<i64>(u64(i));
   }
 }
 )wgsl",
