@@ -46,7 +46,7 @@ users.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -218,14 +218,21 @@ class StagedProcessGroup(dist.ProcessGroup):
         hosts = [_to_host(t, pairs, read=root, written=not root) for t in tensors]
         return self._finish(self._gloo.broadcast(hosts, opts), pairs, tensors)
 
-    def allgather(
-        self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: AllgatherOptions
+    def _staged_allgather(
+        self, gloo_call: Callable[..., Work], outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],
+        opts: AllgatherOptions,
     ) -> Work:
+        """A list all-gather (plain or coalesced) on host copies: the inputs read, every output written."""
         pairs: _Pairs = []
         host_inputs = [_to_host(t, pairs, read=True, written=False) for t in inputs]
         host_outputs = [[_to_host(t, pairs, read=False, written=True) for t in row] for row in outputs]
         flat = [t for row in outputs for t in row]
-        return self._finish(self._gloo.allgather(host_outputs, host_inputs, opts), pairs, flat)
+        return self._finish(gloo_call(host_outputs, host_inputs, opts), pairs, flat)
+
+    def allgather(
+        self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: AllgatherOptions
+    ) -> Work:
+        return self._staged_allgather(self._gloo.allgather, outputs, inputs, opts)
 
     def all_gather_single(self, output: torch.Tensor, input: torch.Tensor, opts: AllgatherOptions) -> Work:
         pairs: _Pairs = []
@@ -264,11 +271,7 @@ class StagedProcessGroup(dist.ProcessGroup):
     def allgather_coalesced(
         self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor], opts: AllgatherOptions
     ) -> Work:
-        pairs: _Pairs = []
-        host_inputs = [_to_host(t, pairs, read=True, written=False) for t in inputs]
-        host_outputs = [[_to_host(t, pairs, read=False, written=True) for t in row] for row in outputs]
-        flat = [t for row in outputs for t in row]
-        return self._finish(self._gloo.allgather_coalesced(host_outputs, host_inputs, opts), pairs, flat)
+        return self._staged_allgather(self._gloo.allgather_coalesced, outputs, inputs, opts)
 
     def all_gather_single_coalesced(
         self, outputs: list[torch.Tensor], inputs: list[torch.Tensor], opts: AllgatherOptions
