@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from backend.codegen import gen_elementwise, gen_reductions, gen_registrations
+from backend.codegen import gen_elementwise, gen_reductions, gen_registrations, schema
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,7 +42,7 @@ def test_every_overload_of_a_table_is_registered_for_dml_once(family):
 
 def test_a_changed_reduction_row_changes_the_registrations():
     rows = gen_reductions.load_rows()
-    signatures = {o: gen_reductions.signature(o) for r in rows for o in r.overloads}
+    signatures = {o: schema.read(o) for r in rows for o in r.overloads}
     before = gen_reductions.render_registrations(rows, signatures)
     rows[0].dtypes = ["float"]
     assert gen_reductions.render_registrations(rows, signatures) != before
@@ -77,16 +77,46 @@ def test_hand_written_kernels_register_through_the_table():
 def test_registration_table_change_changes_the_block():
     family = gen_registrations.load_families()[0]
     before = gen_registrations.render_inc(family)
-    family.kernels["abs"] = "some_function"
+    family.entries["abs"] = gen_registrations.Entry("some_function")
     after = gen_registrations.render_inc(family)
     assert after != before and 'm.impl("abs", TORCH_FN(some_function));' in after
+
+
+def test_a_fallback_rule_becomes_the_one_fallback_branch(tmp_path):
+    table = tmp_path / "native.yaml"
+    table.write_text("softmax_ops:\n  rule: {dtypes: [float], takes: fits(self)}\n  _softmax.out: softmax_out\n"
+                     "  _log_softmax.out: {kernel: log_softmax_out, dtypes: [f64], needs: [shader-int64], takes: null}\n"
+                     "elementwise_special_ops:\n  clamp.Tensor: {kernel: clamp_tensor, tries: true}\n  clamp_.Tensor: {kernel: clamp_, tries: true}\n"
+                     "  aminmax.out: {kernel: aminmax_out, tries: true, inputs: [self]}\n")
+    text = "".join(gen_registrations.render_inc(f) for f in gen_registrations.load_families(table))
+    fallback = "at::native::call_fallback_fn<&cpu_fallback, at::_ops::{}>::call({})"
+    assert ("  if (!(computes_on(self, kFloatClass) && fits(self)))\n    return "
+            + fallback.format("_softmax_out", "self, dim, half_to_float, out")) in text
+    # A row's own keys replace the family's rule.
+    assert ("  if (!(computes_on(self, kF64Class, {runtime::Feature::ShaderInt64})))\n    return "
+            + fallback.format("_log_softmax_out", "self, dim, half_to_float, out")) in text
+    # A kernel that may decline: its optional result, the written argument, or the outputs' tuple.
+    assert "if (auto result = clamp_tensor(self, min, max)) return *std::move(result);" in text
+    assert "if (clamp_(self, min, max)) return self;" in text
+    assert "return std::tuple<at::Tensor&, at::Tensor&>(min, max);" in text
+    assert text.count('m.impl("') == 5 and 'TORCH_FN(native__softmax_out)' in text
+
+
+def test_a_rule_with_an_unknown_key_or_dtype_is_refused(tmp_path):
+    table = tmp_path / "native.yaml"
+    table.write_text("softmax_ops:\n  _softmax.out: {kernel: softmax_out, dtype: [float]}\n")
+    with pytest.raises(SystemExit, match="unknown keys"):
+        gen_registrations.load_families(table)
+    table.write_text("softmax_ops:\n  _softmax.out: {kernel: softmax_out, dtypes: [complex]}\n")
+    with pytest.raises(SystemExit, match="complex"):
+        gen_registrations.load_families(table)
 
 
 def test_every_table_overload_has_a_dml_kernel():
     import torch_dml  # noqa: F401  (registers the kernels)
 
     missing = [f"{family.name}: {overload}" for family in gen_registrations.load_families()
-               for overload in family.kernels
+               for overload in family.entries
                if not torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{overload}".removesuffix("."),
                                                                      "PrivateUse1")]
     assert not missing, missing
@@ -95,7 +125,7 @@ def test_every_table_overload_has_a_dml_kernel():
 def test_coverage_page_lists_every_table_overload():
     page = gen_registrations.DOC.read_text()
     for family in gen_registrations.load_families():
-        for overload in family.kernels:
+        for overload in family.entries:
             assert f"`{overload}`" in page, overload
 
 

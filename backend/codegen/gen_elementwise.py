@@ -18,6 +18,8 @@ from pathlib import Path
 import yaml
 
 from backend.codegen import gen_registrations, gen_wgsl, gen_wgsl_math
+from backend.codegen import schema as schemas
+from backend.codegen.schema import ops_struct
 
 BACKEND = Path(__file__).resolve().parent.parent
 TABLE = BACKEND / "ops.yaml"
@@ -44,20 +46,6 @@ DTYPE_BITS = {  # c10::ScalarType values
     "int": ["c10::kLong", "c10::kInt", "c10::kShort", "c10::kChar", "c10::kByte"],
     "bool": ["c10::kBool"],
 }
-
-CPP_TYPES = {
-    "Tensor": "const at::Tensor&",
-    "Scalar": "const at::Scalar&",
-    "Scalar?": "const std::optional<at::Scalar>&",
-    "float": "double",
-    "float?": "std::optional<double>",
-    "int": "int64_t",
-    "int?": "std::optional<int64_t>",
-    "bool": "bool",
-    "str": "c10::string_view",
-    "str?": "std::optional<c10::string_view>",
-}
-
 
 @dataclass
 class Row:
@@ -111,49 +99,9 @@ def render_ops_header(rows: list[Row]) -> str:
     return "".join(lines)
 
 
-@dataclass
-class Arg:
-    name: str
-    type: str  # schema type without alias annotation
-    writes: bool
-    is_out: bool
-
-
-def schema_type(text: str) -> str:
-    """torch's type names as the schema language spells them: Optional[float] -> float?."""
-    if text.startswith("Optional[") and text.endswith("]"):
-        return schema_type(text[len("Optional["):-1]) + "?"
-    return {"number": "Scalar"}.get(text, text)
-
-
-def schema_args(overload: str) -> list[Arg]:
-    import torch  # the generator needs torch, importers of the module (tests) need not
-
-    base, _, name = overload.partition(".")
-    schema = torch._C._get_schema(f"aten::{base}", name)
-    args = []
-    for a in schema.arguments:
-        writes = a.alias_info is not None and a.alias_info.is_write
-        args.append(Arg(a.name, schema_type(str(a.type)), writes, a.is_out))
-    return args
-
-
-def cpp_param(arg: Arg) -> str:
-    if arg.type == "Tensor" and arg.writes:
-        return f"at::Tensor& {arg.name}"
-    if arg.type not in CPP_TYPES:
-        raise ValueError(f"no C++ type for schema type {arg.type!r} ({arg.name})")
-    return f"{CPP_TYPES[arg.type]} {arg.name}"
-
-
-def ops_struct(overload: str) -> str:
-    base, _, name = overload.partition(".")
-    return f"at::_ops::{base}_{name}" if name else f"at::_ops::{base}"
-
-
 def render_kernel(row: Row, overload: str) -> tuple[str, str]:
     arity, build = BUILDERS[row.builder]
-    args = schema_args(overload)
+    args = schemas.read(overload).args
     outs = [a for a in args if a.is_out]
     named = {a.name: a for a in args}
     inputs = [named[n] for n in row.operands] if row.operands else [a for a in args if not a.is_out][:arity]
@@ -179,7 +127,7 @@ def render_kernel(row: Row, overload: str) -> tuple[str, str]:
     body.append(f"  if (run(kernels::ops::{row.name}, iter, {{{params}}})) return {result};")
     body.append(f"  return {fallback};")
     returns = "at::Tensor&" if (outs or inplace) else "at::Tensor"
-    text = f"// {overload}\n{returns} {fn}({', '.join(cpp_param(a) for a in args)}) {{\n" + "\n".join(body) + "\n}\n"
+    text = f"// {overload}\n{returns} {fn}({', '.join(a.cpp() for a in args)}) {{\n" + "\n".join(body) + "\n}\n"
     return text, f'  m.impl("{overload}", TORCH_FN({fn}));\n'
 
 

@@ -25,14 +25,6 @@ namespace {
 
 using kernels::ReduceOp;
 
-uint32_t dtype_class(c10::ScalarType type) {
-  if (type == c10::kDouble) return kF64Class;
-  if (type == c10::kBool) return kBoolClass;
-  if (c10::isFloatingType(type)) return kFloatClass;
-  if (c10::isIntegralType(type, /*includeBool=*/false)) return kIntClass;
-  return 0;
-}
-
 // Whether the input, reduced over `dims`, may exceed one binding: contiguous and reduced over trailing
 // dims (or all of them), each dispatch binds only the rows or row slices it reads.
 bool windows_by_rows(const at::Tensor& self, at::OptionalIntArrayRef dims) {
@@ -206,12 +198,8 @@ std::tuple<at::Tensor, at::Tensor> moments(bool take_sqrt, const at::Tensor& sel
 
 bool takes(const at::Tensor& self, at::OptionalIntArrayRef dims, uint32_t classes,
            std::initializer_list<runtime::Feature> needs) {
-  const auto info = kernels::dtype_info(self.scalar_type());
-  if (!info || !(dtype_class(self.scalar_type()) & classes)) return false;
+  if (!computes_on(self, classes, needs)) return false;
   runtime::DeviceContext& context = context_of(self);
-  if (info->needs && !context.has(*info->needs)) return false;
-  for (runtime::Feature feature : needs)
-    if (!context.has(feature)) return false;
   if (self.numel() >= std::numeric_limits<uint32_t>::max()) return false;
   return self.storage().nbytes() <= context.limits().maxStorageBufferBindingSize || windows_by_rows(self, dims);
 }

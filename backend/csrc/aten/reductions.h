@@ -7,17 +7,10 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "aten/dtype_rule.h"
 #include "runtime/features.h"
 
 namespace torch_dml::aten::reductions {
-
-// Input dtype classes a row computes on (the yaml's `dtypes`).
-enum DtypeClass : uint32_t {
-  kFloatClass = 1, // float32, float16, bfloat16
-  kF64Class = 2,
-  kIntClass = 4, // int64, int32, int16, int8, uint8
-  kBoolClass = 8,
-};
 
 // Whether the reduce kernel takes `self` reduced over `dims` (all dims when absent): its dtype is in
 // `classes`, the adapter has `needs` and what the dtype needs, and the input fits one binding or, beyond

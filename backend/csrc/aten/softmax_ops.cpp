@@ -14,6 +14,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "kernels/softmax_kernel.h"
 
@@ -76,30 +77,25 @@ bool fits(const at::Tensor& t) {
   return static_cast<uint64_t>(t.numel()) * itemsize <= context.limits().maxStorageBufferBindingSize;
 }
 
-at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
-  if (!fits(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_softmax_out>::call(self, dim, half_to_float, out);
+// The fallback rule (dtypes, `fits`, matching gradient dtype) is checked by the generated kernels.
+at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool /*half_to_float*/, at::Tensor& out) {
   run(SoftmaxKind::Softmax, self, std::nullopt, dim, out);
   return out;
 }
 
-at::Tensor& log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
-  if (!fits(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_log_softmax_out>::call(self, dim, half_to_float, out);
+at::Tensor& log_softmax_out(const at::Tensor& self, int64_t dim, bool /*half_to_float*/, at::Tensor& out) {
   run(SoftmaxKind::LogSoftmax, self, std::nullopt, dim, out);
   return out;
 }
 
 at::Tensor& softmax_backward_out(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
-                                 c10::ScalarType input_dtype, at::Tensor& grad_input) {
-  if (!fits(output) || grad_output.scalar_type() != output.scalar_type())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_softmax_backward_data_out>::call(grad_output, output, dim, input_dtype, grad_input);
+                                 c10::ScalarType /*input_dtype*/, at::Tensor& grad_input) {
   run(SoftmaxKind::SoftmaxBackward, output, grad_output, dim, grad_input);
   return grad_input;
 }
 
 at::Tensor& log_softmax_backward_out(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
-                                     c10::ScalarType input_dtype, at::Tensor& out) {
-  if (!fits(output) || grad_output.scalar_type() != output.scalar_type())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_log_softmax_backward_data_out>::call(grad_output, output, dim, input_dtype, out);
+                                     c10::ScalarType /*input_dtype*/, at::Tensor& out) {
   run(SoftmaxKind::LogSoftmaxBackward, output, grad_output, dim, out);
   return out;
 }
