@@ -38,39 +38,38 @@ const kernels::ElementwiseOp& div_row(std::optional<c10::string_view> mode) {
   TORCH_CHECK(false, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
 }
 
+// The kernels of this file may decline once the iterator is built (`tries` in native.yaml): each returns
+// its output when it ran, nothing when the counted CPU fallback is to take the call.
+using Ran = std::optional<at::Tensor>;
+
+Ran ran(bool done, const at::TensorIterator& iter) {
+  return done ? Ran(iter.output()) : std::nullopt;
+}
+
 // True division promotes integers to float; the rounding modes keep integer dtypes.
-bool div_mode(const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
-              std::optional<c10::string_view> mode, at::TensorIterator& iter) {
+Ran div_mode(const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
+             std::optional<c10::string_view> mode) {
   const kernels::ElementwiseOp& row = div_row(mode);
+  at::TensorIterator iter;
   if (mode) iter.build_binary_op(out, self, other);
   else iter.build_binary_float_op(out, self, other);
-  return run(row, iter, {});
+  return ran(run(row, iter, {}), iter);
 }
 
-at::Tensor div_tensor_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
-  at::TensorIterator iter;
-  if (div_mode(at::Tensor(), self, other, mode, iter)) return iter.output();
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::div_Tensor_mode>::call(self, other, mode);
+Ran div_tensor_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
+  return div_mode(at::Tensor(), self, other, mode);
 }
 
-at::Tensor& div__tensor_mode(at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
-  at::TensorIterator iter;
-  if (div_mode(self, self, other, mode, iter)) return self;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::div__Tensor_mode>::call(self, other, mode);
-}
-
-at::Tensor& div_out_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode,
-                         at::Tensor& out) {
-  at::TensorIterator iter;
-  if (div_mode(out, self, other, mode, iter)) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::div_out_mode>::call(self, other, mode, out);
+Ran div_out_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode,
+                 const at::Tensor& out) {
+  return div_mode(out, self, other, mode);
 }
 
 // ---- clamp ---------------------------------------------------------------------------------------
 
 // out <- clamp(self, min, max) with whichever bounds are defined (tensors or wrapped scalars); the
 // bounds join the type promotion as in ATen's clamp meta functions.
-bool clamp_into(at::Tensor& out, const at::Tensor& self, const at::Tensor& min, const at::Tensor& max) {
+Ran clamp_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& min, const at::Tensor& max) {
   TORCH_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
   at::TensorIteratorConfig config;
   config.set_check_mem_overlap(true)
@@ -87,15 +86,13 @@ bool clamp_into(at::Tensor& out, const at::Tensor& self, const at::Tensor& min, 
   if (upper.defined()) config.add_const_input(upper);
   at::TensorIterator iter = config.build();
   const kernels::ElementwiseOp& row = !max.defined() ? ops::clamp_min : !min.defined() ? ops::clamp_max : ops::clamp;
-  if (!run(row, iter, {})) return false;
-  if (!out.defined()) out = iter.output();
-  return true;
+  return ran(run(row, iter, {}), iter);
 }
 
 // Scalar bounds are kernel parameters (TensorIterator takes one CPU scalar at most); they join the
 // type promotion of integer inputs as in ATen's clamp meta function.
-bool clamp_scalar_into(at::Tensor& out, const at::Tensor& self, const std::optional<at::Scalar>& min,
-                       const std::optional<at::Scalar>& max) {
+Ran clamp_scalar_into(const at::Tensor& out, const at::Tensor& self, const std::optional<at::Scalar>& min,
+                      const std::optional<at::Scalar>& max) {
   TORCH_CHECK(min || max, "torch.clamp: At least one of 'min' or 'max' must not be None");
   TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "clamp is not supported for complex types");
   c10::ScalarType result = self.scalar_type();
@@ -113,89 +110,43 @@ bool clamp_scalar_into(at::Tensor& out, const at::Tensor& self, const std::optio
   const bool done = !max ? run(ops::clamp_min_scalar, iter, {*min})
       : !min             ? run(ops::clamp_max_scalar, iter, {*max})
                          : run(ops::clamp_scalar, iter, {*min, *max});
-  if (done && !out.defined()) out = iter.output();
-  return done;
+  return ran(done, iter);
 }
 
 at::Tensor unwrap(const std::optional<at::Tensor>& t) {
   return t.has_value() ? *t : at::Tensor();
 }
 
-at::Tensor clamp(const at::Tensor& self, const std::optional<at::Scalar>& min, const std::optional<at::Scalar>& max) {
-  at::Tensor out;
-  if (clamp_scalar_into(out, self, min, max)) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::clamp>::call(self, min, max);
+// Each clamp overload is one of these with its output: undefined (functional), self (in place) or out.
+Ran clamped(const at::Tensor& self, const std::optional<at::Scalar>& min, const std::optional<at::Scalar>& max,
+          const at::Tensor& out = at::Tensor()) {
+  return clamp_scalar_into(out, self, min, max);
 }
 
-at::Tensor& clamp_(at::Tensor& self, const std::optional<at::Scalar>& min, const std::optional<at::Scalar>& max) {
-  if (clamp_scalar_into(self, self, min, max)) return self;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::clamp_>::call(self, min, max);
+Ran clamp_tensor(const at::Tensor& self, const std::optional<at::Tensor>& min, const std::optional<at::Tensor>& max,
+                 const at::Tensor& out = at::Tensor()) {
+  return clamp_into(out, self, unwrap(min), unwrap(max));
 }
 
-at::Tensor& clamp_out(const at::Tensor& self, const std::optional<at::Scalar>& min,
-                      const std::optional<at::Scalar>& max, at::Tensor& out) {
-  if (clamp_scalar_into(out, self, min, max)) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::clamp_out>::call(self, min, max, out);
+Ran clamped_min(const at::Tensor& self, const at::Scalar& bound, const at::Tensor& out = at::Tensor()) {
+  return clamp_scalar_into(out, self, bound, std::nullopt);
 }
 
-at::Tensor clamp_tensor(const at::Tensor& self, const std::optional<at::Tensor>& min,
-                        const std::optional<at::Tensor>& max) {
-  at::Tensor out;
-  if (clamp_into(out, self, unwrap(min), unwrap(max))) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::clamp_Tensor>::call(self, min, max);
+Ran clamp_min_tensor(const at::Tensor& self, const at::Tensor& bound, const at::Tensor& out = at::Tensor()) {
+  return clamp_into(out, self, bound, at::Tensor());
 }
 
-at::Tensor& clamp__tensor(at::Tensor& self, const std::optional<at::Tensor>& min, const std::optional<at::Tensor>& max) {
-  if (clamp_into(self, self, unwrap(min), unwrap(max))) return self;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::clamp__Tensor>::call(self, min, max);
+Ran clamped_max(const at::Tensor& self, const at::Scalar& bound, const at::Tensor& out = at::Tensor()) {
+  return clamp_scalar_into(out, self, std::nullopt, bound);
 }
 
-at::Tensor& clamp_tensor_out(const at::Tensor& self, const std::optional<at::Tensor>& min,
-                             const std::optional<at::Tensor>& max, at::Tensor& out) {
-  if (clamp_into(out, self, unwrap(min), unwrap(max))) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::clamp_Tensor_out>::call(self, min, max, out);
+Ran clamp_max_tensor(const at::Tensor& self, const at::Tensor& bound, const at::Tensor& out = at::Tensor()) {
+  return clamp_into(out, self, at::Tensor(), bound);
 }
-
-// clamp_min / clamp_max: one bound, Scalar or Tensor, functional / in-place / out.
-#define TORCH_DML_ONE_BOUND(NAME, MIN, MAX)                                                                    \
-  at::Tensor NAME(const at::Tensor& self, const at::Scalar& bound) {                                          \
-    const std::optional<at::Scalar> b = bound;                                                                \
-    at::Tensor out;                                                                                           \
-    if (clamp_scalar_into(out, self, MIN, MAX)) return out;                                                   \
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::NAME>::call(self, bound);                    \
-  }                                                                                                           \
-  at::Tensor& NAME##_(at::Tensor& self, const at::Scalar& bound) {                                            \
-    const std::optional<at::Scalar> b = bound;                                                                \
-    if (clamp_scalar_into(self, self, MIN, MAX)) return self;                                                 \
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::NAME##_>::call(self, bound);                 \
-  }                                                                                                           \
-  at::Tensor& NAME##_out(const at::Tensor& self, const at::Scalar& bound, at::Tensor& out) {                  \
-    const std::optional<at::Scalar> b = bound;                                                                \
-    if (clamp_scalar_into(out, self, MIN, MAX)) return out;                                                   \
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::NAME##_out>::call(self, bound, out);         \
-  }                                                                                                           \
-  at::Tensor NAME##_tensor(const at::Tensor& self, const at::Tensor& b) {                                     \
-    at::Tensor out;                                                                                           \
-    if (clamp_into(out, self, MIN, MAX)) return out;                                                          \
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::NAME##_Tensor>::call(self, b);               \
-  }                                                                                                           \
-  at::Tensor& NAME##__tensor(at::Tensor& self, const at::Tensor& b) {                                         \
-    if (clamp_into(self, self, MIN, MAX)) return self;                                                        \
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::NAME##__Tensor>::call(self, b);              \
-  }                                                                                                           \
-  at::Tensor& NAME##_tensor_out(const at::Tensor& self, const at::Tensor& b, at::Tensor& out) {               \
-    if (clamp_into(out, self, MIN, MAX)) return out;                                                          \
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::NAME##_Tensor_out>::call(self, b, out);      \
-  }
-
-// MIN / MAX name the bound `b` or leave the side out; `{}` is an absent bound of either kind.
-TORCH_DML_ONE_BOUND(clamp_min, b, {})
-TORCH_DML_ONE_BOUND(clamp_max, {}, b)
-#undef TORCH_DML_ONE_BOUND
 
 // ---- where / masked_fill_ ------------------------------------------------------------------------
 
-bool where_into(const at::Tensor& out, const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+Ran where_into(const at::Tensor& out, const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK(condition.scalar_type() == c10::kBool || condition.scalar_type() == c10::kByte,
               "where expected condition to be a boolean tensor.");
   const c10::ScalarType result = at::result_type(self, other);
@@ -208,7 +159,7 @@ bool where_into(const at::Tensor& out, const at::Tensor& condition, const at::Te
                                 .add_const_input(self)
                                 .add_const_input(other)
                                 .build();
-  return run(ops::where, iter, {}, result);
+  return ran(run(ops::where, iter, {}, result), iter);
 }
 
 c10::Device dml_device_of(std::initializer_list<const at::Tensor*> tensors) {
@@ -217,20 +168,14 @@ c10::Device dml_device_of(std::initializer_list<const at::Tensor*> tensors) {
   return tensors.begin()[0]->device();
 }
 
-at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+Ran where_new(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
   const at::Tensor out = at::empty({0}, self.options()
                                             .dtype(at::result_type(self, other))
                                             .device(dml_device_of({&condition, &self, &other})));
-  if (where_into(out, condition, self, other)) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::where_self>::call(condition, self, other);
+  return where_into(out, condition, self, other);
 }
 
-at::Tensor& where_out(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  if (where_into(out, condition, self, other)) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::where_self_out>::call(condition, self, other, out);
-}
-
-bool masked_fill_into(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+Ran masked_fill_into(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
   TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
               mask.scalar_type());
   at::TensorIterator iter = at::TensorIteratorConfig()
@@ -243,19 +188,17 @@ bool masked_fill_into(at::Tensor& self, const at::Tensor& mask, const at::Tensor
                                 .add_const_input(value)
                                 .add_const_input(self)
                                 .build();
-  return run(ops::where, iter, {}, self.scalar_type());
+  return ran(run(ops::where, iter, {}, self.scalar_type()), iter);
 }
 
-at::Tensor& masked_fill__scalar(at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
-  if (masked_fill_into(self, mask, at::native::wrapped_scalar_tensor(value))) return self;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::masked_fill__Scalar>::call(self, mask, value);
+Ran masked_fill_scalar(const at::Tensor& self, const at::Tensor& mask, const at::Scalar& value) {
+  return masked_fill_into(self, mask, at::native::wrapped_scalar_tensor(value));
 }
 
-at::Tensor& masked_fill__tensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+Ran masked_fill_tensor(const at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
   TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
-  if (masked_fill_into(self, mask, value)) return self;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::masked_fill__Tensor>::call(self, mask, value);
+  return masked_fill_into(self, mask, value);
 }
 
 // ---- arange --------------------------------------------------------------------------------------
@@ -279,17 +222,17 @@ int64_t arange_size(const at::Scalar& start, const at::Scalar& end, const at::Sc
   return static_cast<int64_t>(size);
 }
 
-at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, at::Tensor& out) {
+bool arange_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, at::Tensor& out) {
   const int64_t size = arange_size(start, end, step, out.scalar_type());
   if (out.numel() != size) out.resize_({size});
-  if (size == 0) return out;
+  if (size == 0) return true;
   // One dispatch (positions restart in each piece of a split launch): 64 MiB fits every adapter's binding.
   if (out.dim() == 1 && out.nbytes() <= (64ull << 20)) {
     at::TensorIterator iter =
         at::TensorIteratorConfig().add_output(out).resize_outputs(false).check_all_same_dtype(false).build();
-    if (run(ops::arange, iter, {start, step}, out.scalar_type())) return out;
+    return run(ops::arange, iter, {start, step}, out.scalar_type());
   }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::arange_start_out>::call(start, end, step, out);
+  return false;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

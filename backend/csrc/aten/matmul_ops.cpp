@@ -16,6 +16,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "kernels/matmul_kernel.h"
 
@@ -76,14 +77,12 @@ void check_same_dtype(const at::Tensor& a, const at::Tensor& b, const at::Tensor
               ", but got ", out.scalar_type(), " instead");
 }
 
-bool fits_kernel(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& addend) {
-  if (!kernels::gemm_supports(context_of(a), a.scalar_type()) || a.scalar_type() != b.scalar_type()) return false;
-  return !addend || addend->scalar_type() == a.scalar_type();
+// The GEMM computes on one dtype: the factors' and the addend's (the rest of the rule is native.yaml's).
+bool same_dtype(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& addend = std::nullopt) {
+  return a.scalar_type() == b.scalar_type() && (!addend || addend->scalar_type() == a.scalar_type());
 }
 
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  if (!fits_kernel(self, mat2, std::nullopt))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mm_out>::call(self, mat2, out);
   TORCH_CHECK(self.dim() == 2, "self must be a matrix");
   TORCH_CHECK(mat2.dim() == 2, "mat2 must be a matrix");
   TORCH_CHECK(self.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", self.size(0), "x",
@@ -96,9 +95,6 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                       const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
-  if (!fits_kernel(mat1, mat2, self))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addmm_out>::call(self, mat1, mat2, beta, alpha,
-                                                                                   out);
   TORCH_CHECK(mat1.dim() == 2 && mat2.dim() == 2, "mat1 and mat2 must be matrices");
   TORCH_CHECK(mat1.size(1) == mat2.size(0), "mat1 and mat2 shapes cannot be multiplied (", mat1.size(0), "x",
               mat1.size(1), " and ", mat2.size(0), "x", mat2.size(1), ")");
@@ -114,8 +110,6 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
 }
 
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  if (!fits_kernel(self, mat2, std::nullopt))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::bmm_out>::call(self, mat2, out);
   TORCH_CHECK(self.dim() == 3 && mat2.dim() == 3, "batch1 and batch2 must be 3D tensors");
   TORCH_CHECK(self.size(0) == mat2.size(0) && self.size(2) == mat2.size(1), "Expected size for first two dimensions "
               "of batch2 tensor to be: [", self.size(0), ", ", self.size(2), "] but got: [", mat2.size(0), ", ",
@@ -128,9 +122,6 @@ at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& 
 
 at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                         const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
-  if (!fits_kernel(batch1, batch2, self))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::baddbmm_out>::call(self, batch1, batch2, beta,
-                                                                                     alpha, out);
   TORCH_CHECK(batch1.dim() == 3 && batch2.dim() == 3, "batch1 and batch2 must be 3D tensors");
   TORCH_CHECK(batch1.size(0) == batch2.size(0) && batch1.size(2) == batch2.size(1),
               "Expected size for first two dimensions of batch2 tensor to be: [", batch1.size(0), ", ",
@@ -146,9 +137,6 @@ at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const 
 
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const c10::Scalar& beta,
                       const c10::Scalar& alpha, at::Tensor& out) {
-  if (!fits_kernel(mat, vec, self))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addmv_out>::call(self, mat, vec, beta, alpha,
-                                                                                   out);
   TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1, "vector + matrix @ vector expected, got ", self.dim(), ", ",
               mat.dim(), ", ", vec.dim());
   TORCH_CHECK(mat.size(1) == vec.size(0), "size mismatch, got input (", self.size(0), "), mat (", mat.size(0), "x",
@@ -168,9 +156,6 @@ at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::T
 // accurate, but differs from both by an ulp of the running total).
 at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                        const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
-  if (!fits_kernel(batch1, batch2, self))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::addbmm_out>::call(self, batch1, batch2, beta, alpha,
-                                                                                   out);
   TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
   TORCH_CHECK(batch1.size(0) == batch2.size(0), "batch1 and batch2 must have same number of batches, got ",
@@ -192,7 +177,7 @@ at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& batch1, const a
   return out;
 }
 
-at::Tensor addbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
+at::Tensor addbmm_new(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const c10::Scalar& beta,
                   const c10::Scalar& alpha) {
   c10::DeviceGuard guard(self.device());
   at::Tensor out = at::empty({0}, self.options());
@@ -205,9 +190,7 @@ at::Tensor& addbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor
   return addbmm_out(self, batch1, batch2, beta, alpha, self);
 }
 
-at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
-  if (!fits_kernel(self, other, std::nullopt))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::dot>::call(self, other);
+at::Tensor dot_product(const at::Tensor& self, const at::Tensor& other) {
   TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ",
               other.dim(), "D tensors");
   TORCH_CHECK(self.scalar_type() == other.scalar_type(), "dot : expected both vectors to have same dtype, but found ",

@@ -79,41 +79,30 @@ bool native_indices(const at::Tensor& self, const at::Tensor& index) {
   return self.device() == index.device() && index.scalar_type() == c10::kLong && int64_arithmetic(self);
 }
 
-at::Tensor take_elements(const at::Tensor& self, const at::Tensor& index) {
-  if (native_indices(self, index) && (self.numel() > 0 || index.numel() == 0)) {
-    c10::DeviceGuard guard(self.device());
-    check_ranges({index}, {-self.numel()}, {self.numel()}, "take()");
-    if (auto out = take_linear(self, at::where(index < 0, index + self.numel(), index))) return *out;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::take>::call(self, index);
+// Each kernel here returns its result, or nothing for the counted CPU fallback (`functional` and `tries`
+// in native.yaml, whose generated kernels also write the out= and in-place overloads' outputs).
+using Result = std::optional<at::Tensor>;
+
+Result take_elements(const at::Tensor& self, const at::Tensor& index) {
+  if (!native_indices(self, index) || (self.numel() == 0 && index.numel() > 0)) return std::nullopt;
+  c10::DeviceGuard guard(self.device());
+  check_ranges({index}, {-self.numel()}, {self.numel()}, "take()");
+  return take_linear(self, at::where(index < 0, index + self.numel(), index));
 }
 
-at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out) {
-  assign_out(out, take_elements(self, index));
-  return out;
-}
-
-at::Tensor gather_elements(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
+Result gather_elements(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool /*sparse_grad*/) {
   const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   bool native = native_indices(self, index) && index.dim() == self.dim() && self.dim() > 0;
   for (int64_t i = 0; native && i < self.dim(); ++i)
     native = i == d || index.size(i) <= self.size(i);
-  if (native) {
-    c10::DeviceGuard guard(self.device());
-    check_ranges({index}, {0}, {self.size(d)}, "gather()");
-    const auto strides = c10::contiguous_strides(self.sizes());
-    at::Tensor linear = index * strides[d];
-    for (int64_t i = 0; i < self.dim(); ++i)
-      if (i != d) linear = linear + axis_offsets(index.size(i), strides[i], i, self.dim(), index.options());
-    if (auto out = take_linear(self, linear)) return *out;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::gather>::call(self, dim, index, sparse_grad);
-}
-
-at::Tensor& gather_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad,
-                       at::Tensor& out) {
-  assign_out(out, gather_elements(self, dim, index, sparse_grad));
-  return out;
+  if (!native) return std::nullopt;
+  c10::DeviceGuard guard(self.device());
+  check_ranges({index}, {0}, {self.size(d)}, "gather()");
+  const auto strides = c10::contiguous_strides(self.sizes());
+  at::Tensor linear = index * strides[d];
+  for (int64_t i = 0; i < self.dim(); ++i)
+    if (i != d) linear = linear + axis_offsets(index.size(i), strides[i], i, self.dim(), index.options());
+  return take_linear(self, linear);
 }
 
 // x[indices]: integer index tensors (broadcast together) select along their dims; dims without an
@@ -190,11 +179,10 @@ std::optional<at::Tensor> indexed_positions(const at::Tensor& self, const c10::L
   return linear;
 }
 
-at::Tensor index_elements(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+Result index_elements(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   c10::DeviceGuard guard(self.device());
-  if (const std::optional<at::Tensor> linear = indexed_positions(self, indices))
-    if (auto out = take_linear(self, *linear)) return *out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_Tensor>::call(self, indices);
+  const std::optional<at::Tensor> linear = indexed_positions(self, indices);
+  return linear ? take_linear(self, *linear) : std::nullopt;
 }
 
 // x.flatten()[linear] += values, every position's terms summed in position order (index_add's
@@ -206,8 +194,8 @@ void add_at_positions(at::Tensor& contiguous, const at::Tensor& linear, const at
 // x[indices] = values (index_put_, the last write winning where positions repeat, as on the CPU) and
 // x[indices] += values (with accumulate: the backward of advanced indexing), natively for the indices
 // indexed_positions takes.
-at::Tensor& index_put_impl(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
-                           const at::Tensor& given_values, bool accumulate, bool unsafe) {
+bool index_put_impl(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                    const at::Tensor& given_values, bool accumulate, bool /*unsafe*/) {
   // x[mask] = 0 arrives with a 0-d CPU tensor of values (allowed, as on CUDA).
   const bool host_scalar = given_values.dim() == 0 && given_values.is_cpu();
   if (given_values.scalar_type() == self.scalar_type() && (given_values.device() == self.device() || host_scalar)) {
@@ -227,12 +215,11 @@ at::Tensor& index_put_impl(at::Tensor& self, const c10::List<std::optional<at::T
       }
       if (done) {
         if (!target.is_same(self)) self.copy_(target);
-        return self;
+        return true;
       }
     }
   }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_index_put_impl_>::call(self, indices, given_values,
-                                                                                      accumulate, unsafe);
+  return false;
 }
 
 // self[..., index[i, j], ...] = (or +=) src[i, j] along `dim`, index's extent of src, as on the CPU: the
@@ -263,26 +250,14 @@ std::optional<std::pair<at::Tensor, at::Tensor>> scattered_positions(const at::T
 }
 
 // scatter_add as one index_add over linear positions.
-at::Tensor add_scattered(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+Result add_scattered(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
   const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   c10::DeviceGuard guard(self.device());
-  if (const auto writes = scattered_positions(self, d, index, src, "scatter_add()")) {
-    at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
-    if (index.numel() > 0) add_at_positions(out, writes->first, writes->second);
-    return out;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_add>::call(self, dim, index, src);
-}
-
-at::Tensor& scatter_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                            at::Tensor& out) {
-  assign_out(out, add_scattered(self, dim, index, src));
+  const auto writes = scattered_positions(self, d, index, src, "scatter_add()");
+  if (!writes) return std::nullopt;
+  at::Tensor out = self.clone(at::MemoryFormat::Contiguous);
+  if (index.numel() > 0) add_at_positions(out, writes->first, writes->second);
   return out;
-}
-
-at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  self.copy_(add_scattered(self, dim, index, src));
-  return self;
 }
 
 // scatter (src or a value, no reduce) as one put over linear positions: into self itself when `in_place`
@@ -317,119 +292,34 @@ std::optional<at::Tensor> reduce_scattered(const at::Tensor& self, int64_t dim, 
   return std::nullopt;
 }
 
-at::Tensor scatter_reduce_two(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                              c10::string_view reduce, bool include_self) {
-  if (auto result = reduce_scattered(self, dim, index, src, reduce, include_self)) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_reduce_two>::call(self, dim, index, src,
-                                                                                         reduce, include_self);
-}
-
-at::Tensor& scatter_reduce_two_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                                   c10::string_view reduce, bool include_self, at::Tensor& out) {
-  if (const auto result = reduce_scattered(self, dim, index, src, reduce, include_self)) {
-    assign_out(out, *result);
-    return out;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_reduce_two_out>::call(
-      self, dim, index, src, reduce, include_self, out);
-}
-
-at::Tensor& scatter_reduce_two_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                                       c10::string_view reduce, bool include_self) {
-  if (const auto result = reduce_scattered(self, dim, index, src, reduce, include_self)) {
-    self.copy_(*result);
-    return self;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_reduce__two>::call(self, dim, index, src,
-                                                                                          reduce, include_self);
-}
-
 // The value overloads scatter a 0-d tensor broadcast to index's shape (never materialised per element
 // of self: put_linear expands it).
 at::Tensor value_source(const at::Tensor& self, const at::Tensor& index, const at::Scalar& value) {
   return at::scalar_tensor(value, self.options()).expand(index.sizes());
 }
 
-at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                            at::Tensor& out) {
-  if (const auto result = assign_scattered(self, dim, index, src)) {
-    assign_out(out, *result);
-    return out;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_src_out>::call(self, dim, index, src, out);
-}
-
-at::Tensor& scatter_value_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value,
-                              at::Tensor& out) {
-  if (const auto result = assign_scattered(self, dim, index, value_source(self, index, value))) {
-    assign_out(out, *result);
-    return out;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_value_out>::call(self, dim, index, value,
-                                                                                       out);
-}
-
-at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  if (auto result = assign_scattered(self, dim, index, src)) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_src>::call(self, dim, index, src);
-}
-
-at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
-  if (auto result = assign_scattered(self, dim, index, value_source(self, index, value))) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter_value>::call(self, dim, index, value);
-}
-
-at::Tensor& scatter_src_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  if (const auto result = assign_scattered(self, dim, index, src, true)) {
-    if (!result->is_same(self)) self.copy_(*result);
-    return self;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter__src>::call(self, dim, index, src);
-}
-
-at::Tensor& scatter_value_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
-  if (const auto result = assign_scattered(self, dim, index, value_source(self, index, value), true)) {
-    if (!result->is_same(self)) self.copy_(*result);
-    return self;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::scatter__value>::call(self, dim, index, value);
-}
-
-at::Tensor& index_out(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
-  assign_out(out, index_elements(self, indices));
-  return out;
-}
-
 // flip as a gather through reversed coordinates (cumsum's backward flips, as do augmentations).
-at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
-  if (self.dim() > 0 && int64_arithmetic(self)) {
-    c10::DeviceGuard guard(self.device());
-    std::vector<bool> flipped(self.dim(), false);
-    for (int64_t d : dims) flipped[at::maybe_wrap_dim(d, self.dim())] = true;
-    const auto strides = c10::contiguous_strides(self.sizes());
-    const at::TensorOptions options = self.options().dtype(c10::kLong);
-    at::Tensor linear = at::zeros(std::vector<int64_t>(self.dim(), 1), options);
-    for (int64_t d = 0; d < self.dim(); ++d) {
-      linear = linear + axis_offsets(self.size(d), strides[d], d, self.dim(), options, flipped[d]);
-    }
-    if (auto out = take_linear(self, linear)) return *out;
+Result flipped(const at::Tensor& self, at::IntArrayRef dims) {
+  if (self.dim() == 0 || !int64_arithmetic(self)) return std::nullopt;
+  c10::DeviceGuard guard(self.device());
+  std::vector<bool> flipped(self.dim(), false);
+  for (int64_t d : dims) flipped[at::maybe_wrap_dim(d, self.dim())] = true;
+  const auto strides = c10::contiguous_strides(self.sizes());
+  const at::TensorOptions options = self.options().dtype(c10::kLong);
+  at::Tensor linear = at::zeros(std::vector<int64_t>(self.dim(), 1), options);
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    linear = linear + axis_offsets(self.size(d), strides[d], d, self.dim(), options, flipped[d]);
   }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::flip>::call(self, dims);
+  return take_linear(self, linear);
 }
 
-at::Tensor select_by_mask(const at::Tensor& self, const at::Tensor& mask) {
-  if (mask.scalar_type() == c10::kBool && mask.device() == self.device() && int64_arithmetic(self)) {
-    c10::DeviceGuard guard(self.device());
-    const std::vector<at::Tensor> both = at::broadcast_tensors({self, mask});
-    if (const std::optional<at::Tensor> positions = set_positions(both[1].reshape({-1})))
-      if (auto out = take_linear(both[0], *positions)) return *out;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::masked_select>::call(self, mask);
-}
-
-at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
-  assign_out(out, select_by_mask(self, mask));
-  return out;
+Result select_by_mask(const at::Tensor& self, const at::Tensor& mask) {
+  if (mask.scalar_type() != c10::kBool || mask.device() != self.device() || !int64_arithmetic(self))
+    return std::nullopt;
+  c10::DeviceGuard guard(self.device());
+  const std::vector<at::Tensor> both = at::broadcast_tensors({self, mask});
+  const std::optional<at::Tensor> positions = set_positions(both[1].reshape({-1}));
+  return positions ? take_linear(both[0], *positions) : std::nullopt;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
