@@ -45,7 +45,8 @@ class Entry:
     needs: list[str] = field(default_factory=list)
     takes: str | None = None         # a C++ condition over the schema's argument names
     tries: bool = False              # the kernel may decline once it has looked: it returns whether it ran
-    functional: bool = False         # (with tries) it returns the result, which is written to the output here
+    functional: bool = False         # it returns the result, which is written to an out= or in-place
+                                     # overload's output here
 
     def has_rule(self) -> bool:
         return bool(self.dtypes or self.needs or self.takes or self.tries or self.functional)
@@ -58,7 +59,7 @@ class Entry:
             parts.append(f"needs {', '.join(self.needs)}")
         if self.takes:
             parts.append(f"when `{self.takes}`")
-        if self.tries or self.functional:
+        if self.tries:
             parts.append("the kernel may decline")
         return "; ".join(parts)
 
@@ -140,15 +141,23 @@ def wrapper_name(overload: str) -> str:
     return "native_" + schemas.ops_struct(overload).removeprefix("at::_ops::")
 
 
-def ran_lines(overload: str, entry: Entry, schema: schemas.Schema, call: str) -> list[str]:
+def written_lines(schema: schemas.Schema, result: str) -> list[str]:
+    """A functional kernel's `result` written to an out= or in-place overload's outputs."""
+    outs = [a.name for a in schema.args if a.is_out]
+    if len(outs) > 1:  # each result the kernel computed (an output_mask may leave some undefined)
+        return [f"if (std::get<{i}>({result}).defined() && {o}.defined()) assign_out({o}, std::get<{i}>({result}));"
+                for i, o in enumerate(outs)]
+    if outs:
+        return [f"assign_out({outs[0]}, {result});"]
+    self_ = next(a.name for a in schema.args if a.writes)
+    return [f"if (!{result}.is_same({self_})) {self_}.copy_({result});"]
+
+
+def ran_lines(entry: Entry, schema: schemas.Schema, call: str) -> list[str]:
     """What a kernel that may decline does when it ran: return its result, or write it to the output."""
-    if entry.functional:
-        written = [a for a in schema.args if a.is_out] or [a for a in schema.args if a.writes]
-        if len(written) != 1 or not schema.returns_outputs():
-            raise SystemExit(f"native.yaml: {overload}: `functional` serves an out= or in-place overload of one output")
-        out = written[0].name
-        write = f"assign_out({out}, *result);" if written[0].is_out else f"if (!result->is_same({out})) {out}.copy_(*result);"
-        return [f"if (auto result = {call}) {{", f"  {write}", f"  return {out};", "}"]
+    if entry.functional and schema.returns_outputs():
+        return [f"if (auto result = {call}) {{", *(f"  {w}" for w in written_lines(schema, "(*result)")),
+                f"  return {schema.returned_outputs()};", "}"]
     if schema.cpp_returns() == "void":
         return [f"if ({call}) return;"]
     if schema.returns_outputs():
@@ -164,21 +173,29 @@ def render_wrapper(overload: str, entry: Entry) -> str:
     written = entry.kernel.endswith(")") and not entry.kernel.startswith("(")
     inputs = ", ".join(a.name for a in schema.args if not a.is_out)
     call = entry.kernel if written else f"{entry.kernel}({inputs if entry.functional else names})"
+    if entry.functional and not entry.tries and not entry.takes and not entry.dtypes and not entry.needs:
+        raise SystemExit(f"native.yaml: {overload}: `functional` without a rule or `tries` has no fallback branch")
     checks = dtype_check(entry, schema) + ([entry.takes] if entry.takes else [])
     if len(checks) > 1:
         checks = [f"({c})" if "&&" in c or "||" in c else c for c in checks]
     condition = " && ".join(checks)
     fallback = f"at::native::call_fallback_fn<&cpu_fallback, {schemas.ops_struct(overload)}>::call({names})"
     lines = [f"// {overload}: {entry.describe()}", f"{schema.cpp_returns()} {wrapper_name(overload)}({schema.params()}) {{"]
-    if entry.tries or entry.functional:
-        ran = ran_lines(overload, entry, schema, call)
+    if entry.tries:
+        ran = ran_lines(entry, schema, call)
         if condition:
             lines += [f"  if ({condition}) {{", *(f"    {line}" for line in ran), "  }"]
         else:
             lines += [f"  {line}" for line in ran]
         lines.append(f"  return {fallback};")
     else:
-        lines += [f"  if (!({condition}))", f"    return {fallback};", f"  return {call};"]
+        if condition:
+            lines += [f"  if (!({condition}))", f"    return {fallback};"]
+        if entry.functional and schema.returns_outputs():
+            lines += [f"  const auto result = {call};", *(f"  {w}" for w in written_lines(schema, "result")),
+                      f"  return {schema.returned_outputs()};"]
+        else:
+            lines.append(f"  return {call};")
     return "\n".join(lines) + "\n}\n\n"
 
 

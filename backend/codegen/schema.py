@@ -24,6 +24,7 @@ CPP_TYPES = {
     "float": "double",
     "float?": "std::optional<double>",
     "float[]": "at::ArrayRef<double>",
+    "float[]?": "std::optional<at::ArrayRef<double>>",
     "bool": "bool",
     "bool?": "std::optional<bool>",
     "bool[2]": "std::array<bool, 2>",

@@ -19,15 +19,15 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 
 namespace torch_dml::aten {
 namespace {
 
-bool float_input(const at::Tensor& t) {
-  const auto type = t.scalar_type();
-  return (type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble) &&
-      (t.dim() == 3 || t.dim() == 4);
+// An image or a batch of them (the dtypes are native.yaml's rule).
+bool image_rank(const at::Tensor& t) {
+  return t.dim() == 3 || t.dim() == 4;
 }
 
 // One axis of avg_pool2d: weights[o, i] = 1 / count(o) for input i in output o's window, where count
@@ -79,7 +79,7 @@ struct AvgPool {
 std::optional<AvgPool> avg_pool_plan(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                      at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                                      std::optional<int64_t> divisor_override) {
-  if (!float_input(self) || kernel_size.empty() || kernel_size.size() > 2 || stride.size() > 2 || padding.empty() ||
+  if (!image_rank(self) || kernel_size.empty() || kernel_size.size() > 2 || stride.size() > 2 || padding.empty() ||
       padding.size() > 2 || (divisor_override && *divisor_override == 0))
     return std::nullopt;
   const int64_t kh = kernel_size[0], kw = kernel_size.size() == 1 ? kh : kernel_size[1];
@@ -96,59 +96,41 @@ std::optional<AvgPool> avg_pool_plan(const at::Tensor& self, at::IntArrayRef ker
                  override ? 1.0 / static_cast<double>(*divisor_override) : 1.0};
 }
 
-at::Tensor average_pool(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                      at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                      std::optional<int64_t> divisor_override) {
+// The kernels return nothing where the plan does not take the input (native.yaml's `functional`).
+std::optional<at::Tensor> average_pool(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                       at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                       std::optional<int64_t> divisor_override) {
   const auto plan = avg_pool_plan(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  if (!plan)
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::avg_pool2d>::call(
-        self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  if (!plan) return std::nullopt;
   c10::DeviceGuard guard(self.device());
   return separable(self, plan->rows, plan->cols, plan->scale).contiguous();
 }
 
-at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                           at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                           std::optional<int64_t> divisor_override, at::Tensor& out) {
-  assign_out(out, average_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override));
-  return out;
-}
-
-at::Tensor average_pool_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
-                               at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
-                               bool count_include_pad, std::optional<int64_t> divisor_override) {
+std::optional<at::Tensor> average_pool_backward(const at::Tensor& grad_output, const at::Tensor& self,
+                                                at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                                at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                                std::optional<int64_t> divisor_override) {
   const auto plan = avg_pool_plan(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   if (!plan || grad_output.size(-2) != plan->rows.size(0) || grad_output.size(-1) != plan->cols.size(0))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::avg_pool2d_backward>::call(
-        grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    return std::nullopt;
   c10::DeviceGuard guard(self.device());
   return separable(grad_output, plan->rows.t(), plan->cols.t(), plan->scale).contiguous();
 }
 
-at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                    at::IntArrayRef kernel_size, at::IntArrayRef stride, at::IntArrayRef padding,
-                                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override,
-                                    at::Tensor& grad_input) {
-  assign_out(grad_input, average_pool_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
-                                             count_include_pad, divisor_override));
-  return grad_input;
+// The adaptive pools take a non-empty image and (forward) a positive 2-d output size.
+bool adaptive_fits(const at::Tensor& self, at::IntArrayRef output_size = {1, 1}) {
+  return image_rank(self) && output_size.size() == 2 && self.size(-2) > 0 && self.size(-1) > 0 &&
+      output_size[0] > 0 && output_size[1] > 0;
 }
 
-at::Tensor adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size) {
-  if (!float_input(self) || output_size.size() != 2 || self.size(-2) == 0 || self.size(-1) == 0 ||
-      output_size[0] <= 0 || output_size[1] <= 0)
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_adaptive_avg_pool2d>::call(
-        self, C10_AS_INTARRAYREF_SLOW(output_size));
+at::Tensor adaptive_pool(const at::Tensor& self, at::IntArrayRef output_size) {
   c10::DeviceGuard guard(self.device());
-  const int64_t out_h = output_size[0].expect_int(), out_w = output_size[1].expect_int();
-  return separable(self, adaptive_weights(self.size(-2), out_h), adaptive_weights(self.size(-1), out_w), 1.0)
+  return separable(self, adaptive_weights(self.size(-2), output_size[0]),
+                   adaptive_weights(self.size(-1), output_size[1]), 1.0)
       .contiguous();
 }
 
-at::Tensor adaptive_avg_pool2d_backward(const at::Tensor& grad_output, const at::Tensor& self) {
-  if (!float_input(self) || self.size(-2) == 0 || self.size(-1) == 0)
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_adaptive_avg_pool2d_backward>::call(grad_output,
-                                                                                                       self);
+at::Tensor adaptive_pool_backward(const at::Tensor& grad_output, const at::Tensor& self) {
   c10::DeviceGuard guard(self.device());
   const at::Tensor rows = adaptive_weights(self.size(-2), grad_output.size(-2));
   const at::Tensor cols = adaptive_weights(self.size(-1), grad_output.size(-1));

@@ -206,154 +206,39 @@ std::optional<Triple> backward(const at::Tensor& grad_out, const at::Tensor& inp
                 output_mask[2] ? grad_bias.to(params) : at::Tensor()};
 }
 
-Triple assign_outs(const Triple& result, const at::Tensor& out0, const at::Tensor& out1, const at::Tensor& out2) {
-  const at::Tensor* outs[] = {&out0, &out1, &out2};
-  const at::Tensor results[] = {std::get<0>(result), std::get<1>(result), std::get<2>(result)};
-  for (int i = 0; i < 3; ++i)
-    if (results[i].defined() && outs[i]->defined()) assign_out(*outs[i], results[i]);
-  return {out0, out1, out2};
-}
-
-// ---- registrations
-
-Triple native_batch_norm(const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias,
-                         const OptionalTensor& running_mean, const OptionalTensor& running_var, bool training,
-                         double momentum, double eps) {
-  if (auto result = forward(input, weight, bias, running_mean, running_var, training, momentum, eps)) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_batch_norm>::call(
-      input, weight, bias, running_mean, running_var, training, momentum, eps);
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> native_batch_norm_out(
-    const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias, const OptionalTensor& running_mean,
-    const OptionalTensor& running_var, bool training, double momentum, double eps, at::Tensor& out,
-    at::Tensor& save_mean, at::Tensor& save_invstd) {
-  if (auto result = forward(input, weight, bias, running_mean, running_var, training, momentum, eps)) {
-    assign_outs(*result, out, save_mean, save_invstd);
-    return {out, save_mean, save_invstd};
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_batch_norm_out>::call(
-      input, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean, save_invstd);
-}
-
-Triple legit(const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias, at::Tensor& running_mean,
-             at::Tensor& running_var, bool training, double momentum, double eps) {
-  if (auto result = forward(input, weight, bias, running_mean, running_var, training, momentum, eps)) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_native_batch_norm_legit>::call(
-      input, weight, bias, running_mean, running_var, training, momentum, eps);
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> legit_out(const at::Tensor& input, const OptionalTensor& weight,
-                                                            const OptionalTensor& bias, at::Tensor& running_mean,
-                                                            at::Tensor& running_var, bool training, double momentum,
-                                                            double eps, at::Tensor& out, at::Tensor& save_mean,
-                                                            at::Tensor& save_invstd) {
-  if (auto result = forward(input, weight, bias, running_mean, running_var, training, momentum, eps)) {
-    assign_outs(*result, out, save_mean, save_invstd);
-    return {out, save_mean, save_invstd};
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_native_batch_norm_legit_out>::call(
-      input, weight, bias, running_mean, running_var, training, momentum, eps, out, save_mean, save_invstd);
-}
-
-Triple legit_no_stats(const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias, bool training,
-                      double momentum, double eps) {
-  if (auto result = forward(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps)) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_native_batch_norm_legit_no_stats>::call(
-      input, weight, bias, training, momentum, eps);
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> legit_no_stats_out(const at::Tensor& input,
-                                                                     const OptionalTensor& weight,
-                                                                     const OptionalTensor& bias, bool training,
-                                                                     double momentum, double eps, at::Tensor& out,
-                                                                     at::Tensor& save_mean, at::Tensor& save_invstd) {
-  if (auto result = forward(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps)) {
-    assign_outs(*result, out, save_mean, save_invstd);
-    return {out, save_mean, save_invstd};
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_native_batch_norm_legit_no_stats_out>::call(
-      input, weight, bias, training, momentum, eps, out, save_mean, save_invstd);
-}
-
 // The reserve output is cuDNN's workspace; everywhere else it is an empty byte tensor.
 at::Tensor empty_reserve(const at::Tensor& input) {
   return at::empty({0}, input.options().dtype(c10::kByte));
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> with_update(const at::Tensor& input,
-                                                                       const OptionalTensor& weight,
-                                                                       const OptionalTensor& bias,
-                                                                       at::Tensor& running_mean,
-                                                                       at::Tensor& running_var, double momentum,
-                                                                       double eps) {
-  if (auto result = forward(input, weight, bias, running_mean, running_var, true, momentum, eps))
-    return {std::get<0>(*result), std::get<1>(*result), std::get<2>(*result), empty_reserve(input)};
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_batch_norm_with_update>::call(
-      input, weight, bias, running_mean, running_var, momentum, eps);
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&, at::Tensor&> with_update_out(
-    const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias, at::Tensor& running_mean,
-    at::Tensor& running_var, double momentum, double eps, at::Tensor& out, at::Tensor& save_mean,
-    at::Tensor& save_invstd, at::Tensor& reserve) {
-  if (auto result = forward(input, weight, bias, running_mean, running_var, true, momentum, eps)) {
-    assign_outs(*result, out, save_mean, save_invstd);
-    assign_out(reserve, empty_reserve(input));
-    return {out, save_mean, save_invstd, reserve};
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_batch_norm_with_update_out>::call(
-      input, weight, bias, running_mean, running_var, momentum, eps, out, save_mean, save_invstd, reserve);
-}
-
-Triple native_batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, const OptionalTensor& weight,
-                                  const OptionalTensor& running_mean, const OptionalTensor& running_var,
-                                  const OptionalTensor& save_mean, const OptionalTensor& save_invstd, bool train,
-                                  double eps, std::array<bool, 3> output_mask) {
-  if (auto result = backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
-                             output_mask))
-    return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_batch_norm_backward>::call(
-      grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
-}
-
-std::tuple<at::Tensor&, at::Tensor&, at::Tensor&> native_batch_norm_backward_out(
-    const at::Tensor& grad_out, const at::Tensor& input, const OptionalTensor& weight,
-    const OptionalTensor& running_mean, const OptionalTensor& running_var, const OptionalTensor& save_mean,
-    const OptionalTensor& save_invstd, bool train, double eps, std::array<bool, 3> output_mask, at::Tensor& out0,
-    at::Tensor& out1, at::Tensor& out2) {
-  if (auto result = backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
-                             output_mask)) {
-    assign_outs(*result, out0, out1, out2);
-    return {out0, out1, out2};
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_batch_norm_backward_out>::call(
-      grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask, out0, out1,
-      out2);
+// _batch_norm_with_update: training statistics, running ones updated, and the reserve.
+std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>> with_update(
+    const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias, const at::Tensor& running_mean,
+    const at::Tensor& running_var, double momentum, double eps) {
+  auto result = forward(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  if (!result) return std::nullopt;
+  return std::tuple_cat(*result, std::make_tuple(empty_reserve(input)));
 }
 
 // The backward of _batch_norm_with_update (update = true: the saved batch statistics) and of
 // _batch_norm_no_update (update = false: the running ones).
-Triple batch_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
-                           const OptionalTensor& running_mean, const OptionalTensor& running_var,
-                           const OptionalTensor& save_mean, const OptionalTensor& save_var, bool update, double eps,
-                           std::array<bool, 3> output_mask, const at::Tensor& reserve) {
+std::optional<Triple> update_backward(const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& weight,
+                                          const OptionalTensor& running_mean, const OptionalTensor& running_var,
+                                          const OptionalTensor& save_mean, const OptionalTensor& save_var, bool update,
+                                          double eps, std::array<bool, 3> output_mask, const at::Tensor& /*reserve*/) {
   const OptionalTensor w = weight.defined() ? OptionalTensor(weight) : std::nullopt;
-  if (auto result = backward(grad_out, input, w, running_mean, running_var, save_mean, save_var, update, eps,
-                             output_mask))
-    return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::batch_norm_backward>::call(
-      grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve);
+  return backward(grad_out, input, w, running_mean, running_var, save_mean, save_var, update, eps, output_mask);
 }
 
+// What the kernels do not take runs as before they existed: PyTorch's composite math_group_norm on dml
+// ops, not the CPU fallback, so native_group_norm is registered as it is (no rule in native.yaml).
 // Group normalisation forward: mean and rstd per (sample, group) as batch-norm training statistics
 // over channels = N * group of the group's C / group * HxW contiguous elements, then each (sample,
 // channel) normalised with its group's statistics and its own weight and bias.
 Triple native_group_norm(const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias,
                          c10::SymInt n_sym, c10::SymInt c_sym, c10::SymInt hxw_sym, int64_t group, double eps) {
   const int64_t n = n_sym.expect_int(), c = c_sym.expect_int(), hxw = hxw_sym.expect_int();
-  // What the kernels do not take runs as before they existed: PyTorch's composite math_group_norm on
-  // dml ops. eps <= 0 is one such case: rstd = 1 / sqrt(var + eps) may be infinite or NaN there, and
+  // eps <= 0 is one case the kernels do not take: rstd = 1 / sqrt(var + eps) may be infinite or NaN there, and
   // batch norm's InvStd gives 0 where group norm's is 1 / sqrt(0).
   if (!computable(input) || group <= 0 || c != input.size(1) || c % group != 0 || n * c * hxw != input.numel() ||
       !per_channel(weight, input) || !per_channel(bias, input) ||

@@ -65,47 +65,34 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> picked(const at::Tensor& self,
   return std::make_tuple(v, i);
 }
 
-// median and nanmedian of all elements (registered per op, native.yaml).
-template <Pick P, typename Fallback>
-at::Tensor median_all(const at::Tensor& self) {
+// The kernels return the values (and indices), or nothing where the sort kernels do not take the input;
+// the dim overloads' outputs are written by the generated kernels.
+std::optional<at::Tensor> median_all(const at::Tensor& self, Pick pick) {
   c10::DeviceGuard guard(self.device());
-  if (auto result = picked(self.reshape({-1}), 0, false, P)) return std::get<0>(*result).reshape({});
-  return at::native::call_fallback_fn<&cpu_fallback, Fallback>::call(self);
+  auto result = picked(self.reshape({-1}), 0, false, pick);
+  return result ? std::optional<at::Tensor>(std::get<0>(*result).reshape({})) : std::nullopt;
+}
+
+std::optional<std::tuple<at::Tensor, at::Tensor>> median_dim(const at::Tensor& self, int64_t dim, bool keepdim,
+                                                             Pick pick) {
+  c10::DeviceGuard guard(self.device());
+  return picked(self, dim, keepdim, pick);
+}
+
+std::optional<std::tuple<at::Tensor, at::Tensor>> kth_value(const at::Tensor& self, int64_t k, int64_t dim,
+                                                            bool keepdim) {
+  c10::DeviceGuard guard(self.device());
+  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
+  // Out-of-range k reaches the CPU kernel, which raises its own error.
+  if (k < 1 || k > size) return std::nullopt;
+  return picked(self, d, keepdim, Pick::Kth, k);
 }
 
 // The out= forms the dim overloads are composed from: CPU checks the outputs' dtypes the same way.
 bool outputs_fit(const at::Tensor& self, const at::Tensor& values, const at::Tensor& indices) {
   return values.scalar_type() == self.scalar_type() && indices.scalar_type() == c10::kLong &&
       values.device() == self.device() && indices.device() == self.device();
-}
-
-std::tuple<at::Tensor&, at::Tensor&> write(const std::tuple<at::Tensor, at::Tensor>& result, at::Tensor& values,
-                                           at::Tensor& indices) {
-  assign_out(values, std::get<0>(result));
-  assign_out(indices, std::get<1>(result));
-  return {values, indices};
-}
-
-// median and nanmedian along a dim (registered per op, native.yaml).
-template <Pick P, typename Fallback>
-std::tuple<at::Tensor&, at::Tensor&> median_dim_out(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                    at::Tensor& values, at::Tensor& indices) {
-  c10::DeviceGuard guard(self.device());
-  if (outputs_fit(self, values, indices))
-    if (auto result = picked(self, dim, keepdim, P)) return write(*result, values, indices);
-  return at::native::call_fallback_fn<&cpu_fallback, Fallback>::call(self, dim, keepdim, values, indices);
-}
-
-std::tuple<at::Tensor&, at::Tensor&> kth_value_out(const at::Tensor& self, int64_t k, int64_t dim, bool keepdim,
-                                                  at::Tensor& values, at::Tensor& indices) {
-  c10::DeviceGuard guard(self.device());
-  const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
-  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
-  // Out-of-range k reaches the CPU kernel, which raises its own error.
-  if (k >= 1 && k <= size && outputs_fit(self, values, indices))
-    if (auto result = picked(self, d, keepdim, Pick::Kth, k)) return write(*result, values, indices);
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::kthvalue_values>::call(self, k, dim, keepdim, values,
-                                                                                     indices);
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

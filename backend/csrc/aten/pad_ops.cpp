@@ -100,36 +100,6 @@ at::Tensor padded_backward(PadMode mode, int dims, const at::Tensor& grad_output
   return grad;
 }
 
-template <PadMode mode, int dims, typename Op>
-at::Tensor pad(const at::Tensor& input, at::IntArrayRef padding) {
-  if (!takes(mode, dims, input, padding)) return at::native::call_fallback_fn<&cpu_fallback, Op>::call(input, padding);
-  return padded(mode, dims, input, padding);
-}
-
-template <PadMode mode, int dims, typename Op>
-at::Tensor& pad_out(const at::Tensor& input, at::IntArrayRef padding, at::Tensor& out) {
-  if (!takes(mode, dims, input, padding))
-    return at::native::call_fallback_fn<&cpu_fallback, Op>::call(input, padding, out);
-  assign_out(out, padded(mode, dims, input, padding));
-  return out;
-}
-
-template <PadMode mode, int dims, typename Op>
-at::Tensor pad_backward(const at::Tensor& grad_output, const at::Tensor& input, at::IntArrayRef padding) {
-  if (!takes(mode, dims, input, padding))
-    return at::native::call_fallback_fn<&cpu_fallback, Op>::call(grad_output, input, padding);
-  return padded_backward(mode, dims, grad_output, input, padding);
-}
-
-template <PadMode mode, int dims, typename Op>
-at::Tensor& pad_backward_out(const at::Tensor& grad_output, const at::Tensor& input, at::IntArrayRef padding,
-                             at::Tensor& grad_input) {
-  if (!takes(mode, dims, input, padding))
-    return at::native::call_fallback_fn<&cpu_fallback, Op>::call(grad_output, input, padding, grad_input);
-  assign_out(grad_input, padded_backward(mode, dims, grad_output, input, padding));
-  return grad_input;
-}
-
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
 #include "aten/generated/registrations/pad_ops.inc"
 

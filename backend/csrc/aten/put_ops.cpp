@@ -113,12 +113,6 @@ std::optional<at::Tensor> copied_slices(const at::Tensor& self, int64_t dim, con
   return out;
 }
 
-// The in-place ops' ending: the result is self already, or is copied into it.
-at::Tensor& written_back(at::Tensor& self, const at::Tensor& result) {
-  if (!result.is_same(self)) self.copy_(result);
-  return self;
-}
-
 // index_copy's source: self's shape with index's length along dim (0-d counting as 1-d); anything else
 // is the CPU kernel's (and its error's).
 bool copy_source_fits(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
@@ -127,43 +121,6 @@ bool copy_source_fits(const at::Tensor& self, int64_t dim, const at::Tensor& ind
   for (int64_t i = 0; i < self.dim(); ++i)
     if (source.size(i) != (i == d ? index.numel() : self.size(i))) return false;
   return self.dim() > 0 || source.numel() == index.numel();
-}
-
-at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                           at::Tensor& out) {
-  if (copy_source_fits(self, dim, index, source))
-    if (const auto result = copied_slices(self, dim, index, source, kIndexCopy, false)) {
-      assign_out(out, *result);
-      return out;
-    }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_copy_out>::call(self, dim, index, source, out);
-}
-
-at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
-  if (copy_source_fits(self, dim, index, source))
-    if (const auto result = copied_slices(self, dim, index, source, kIndexCopy, true))
-      return written_back(self, *result);
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_copy_>::call(self, dim, index, source);
-}
-
-at::Tensor index_copy(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
-  if (copy_source_fits(self, dim, index, source))
-    if (auto result = copied_slices(self, dim, index, source, kIndexCopy, false)) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_copy>::call(self, dim, index, source);
-}
-
-at::Tensor& index_fill_scalar(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Scalar& value) {
-  const at::Tensor fill = at::scalar_tensor(value, self.options());
-  if (const auto result = copied_slices(self, dim, index, fill, kIndexFill, true)) return written_back(self, *result);
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_fill__int_Scalar>::call(self, dim, index, value);
-}
-
-// The value is a 0-d tensor (the CPU insists); read once on the host, as the CPU kernel reads it.
-at::Tensor& index_fill_tensor(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& value) {
-  if (value.dim() == 0)
-    if (const auto result = copied_slices(self, dim, index, value.to(self.options()), kIndexFill, true))
-      return written_back(self, *result);
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_fill__int_Tensor>::call(self, dim, index, value);
 }
 
 // index_reduce (prod, mean, amax, amin) over the slices index names, with or without self's values.
@@ -180,31 +137,6 @@ std::optional<at::Tensor> reduced_slices(const at::Tensor& self, int64_t dim, co
   if (!reduce_at_positions(out, *positions, source.reshape(positions->sizes()), reduce, include_self))
     return std::nullopt;
   return out;
-}
-
-at::Tensor& index_reduce_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                             c10::string_view reduce, bool include_self, at::Tensor& out) {
-  if (const auto result = reduced_slices(self, dim, index, source, reduce, include_self)) {
-    assign_out(out, *result);
-    return out;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_reduce_out>::call(self, dim, index, source,
-                                                                                      reduce, include_self, out);
-}
-
-at::Tensor index_reduce(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                        c10::string_view reduce, bool include_self) {
-  if (auto result = reduced_slices(self, dim, index, source, reduce, include_self)) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_reduce>::call(self, dim, index, source, reduce,
-                                                                                  include_self);
-}
-
-at::Tensor& index_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                                 c10::string_view reduce, bool include_self) {
-  if (const auto result = reduced_slices(self, dim, index, source, reduce, include_self))
-    return written_back(self, *result);
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_reduce_>::call(self, dim, index, source, reduce,
-                                                                                   include_self);
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

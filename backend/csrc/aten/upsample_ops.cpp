@@ -111,65 +111,13 @@ bool backward(UpsampleMode mode, bool align_corners, const at::Tensor& grad_outp
   return run(mode, true, align_corners, grad_output, grad_input, input_size, output_size, scales_h, scales_w);
 }
 
-// upsample_nearest2d and _upsample_nearest_exact2d share their signatures: `Op` is the overload the
-// CPU fallback calls.
-template <UpsampleMode mode, typename Op>
-at::Tensor& nearest_out(const at::Tensor& input, at::IntArrayRef output_size, Scale scales_h, Scale scales_w,
-                        at::Tensor& out) {
-  if (forward(mode, false, input, output_size, scales_h, scales_w, out)) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, Op>::call(input, output_size, scales_h,
-                                                               scales_w, out);
-}
-
-template <UpsampleMode mode, typename Op>
-at::Tensor& nearest_backward_out(const at::Tensor& grad_output, at::IntArrayRef output_size,
-                                 at::IntArrayRef input_size, Scale scales_h, Scale scales_w, at::Tensor& grad_input) {
-  if (backward(mode, false, grad_output, output_size, input_size, scales_h, scales_w, grad_input)) return grad_input;
-  return at::native::call_fallback_fn<&cpu_fallback, Op>::call(grad_output, output_size,
-                                                               input_size, scales_h,
-                                                               scales_w, grad_input);
-}
-
-at::Tensor& bilinear_out(const at::Tensor& input, at::IntArrayRef output_size, bool align_corners, Scale scales_h,
-                         Scale scales_w, at::Tensor& out) {
-  if (forward(UpsampleMode::Bilinear, align_corners, input, output_size, scales_h, scales_w, out)) return out;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::upsample_bilinear2d_out>::call(
-      input, output_size, align_corners, scales_h, scales_w, out);
-}
-
-at::Tensor& bilinear_backward_out(const at::Tensor& grad_output, at::IntArrayRef output_size,
-                                  at::IntArrayRef input_size, bool align_corners, Scale scales_h, Scale scales_w,
-                                  at::Tensor& grad_input) {
-  if (backward(UpsampleMode::Bilinear, align_corners, grad_output, output_size, input_size, scales_h, scales_w,
-               grad_input))
-    return grad_input;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::upsample_bilinear2d_backward_grad_input>::call(
-      grad_output, output_size, input_size, align_corners,
-      scales_h, scales_w, grad_input);
-}
-
 // The `.vec_out` overloads (sizes or scale factors, as F.interpolate takes them, with an out=) have a
 // CPU kernel but no composite one: resolved here as the CPU resolves them, onto the kernels above.
-std::tuple<c10::SmallVector<int64_t, 3>, Scale, Scale> resolve(const at::Tensor& input,
-                                                                at::OptionalSymIntArrayRef output_size,
-                                                                std::optional<at::ArrayRef<double>> scale_factors) {
-  const at::OptionalIntArrayRef sizes =
-      output_size ? at::OptionalIntArrayRef(C10_AS_INTARRAYREF_SLOW(*output_size)) : std::nullopt;
-  return {at::native::upsample::compute_output_size(input.sizes(), sizes, scale_factors),
-          at::native::upsample::get_scale_value(scale_factors, 0),
-          at::native::upsample::get_scale_value(scale_factors, 1)};
-}
-
-at::Tensor& nearest_vec_out(const at::Tensor& input, at::OptionalSymIntArrayRef output_size,
-                            std::optional<at::ArrayRef<double>> scale_factors, at::Tensor& out) {
-  const auto [size, scale_h, scale_w] = resolve(input, output_size, scale_factors);
-  return nearest_out<UpsampleMode::Nearest, at::_ops::upsample_nearest2d_out>(input, size, scale_h, scale_w, out);
-}
-
-at::Tensor& bilinear_vec_out(const at::Tensor& input, at::OptionalSymIntArrayRef output_size, bool align_corners,
-                             std::optional<at::ArrayRef<double>> scale_factors, at::Tensor& out) {
-  const auto [size, scale_h, scale_w] = resolve(input, output_size, scale_factors);
-  return bilinear_out(input, size, align_corners, scale_h, scale_w, out);
+bool vec_forward(UpsampleMode mode, bool align_corners, const at::Tensor& input, at::OptionalIntArrayRef output_size,
+                 std::optional<at::ArrayRef<double>> scale_factors, at::Tensor& out) {
+  const auto size = at::native::upsample::compute_output_size(input.sizes(), output_size, scale_factors);
+  return forward(mode, align_corners, input, size, at::native::upsample::get_scale_value(scale_factors, 0),
+                 at::native::upsample::get_scale_value(scale_factors, 1), out);
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
