@@ -15,6 +15,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "aten/native_run.h"
 #include "aten/index_groups.h"
@@ -23,15 +24,10 @@
 namespace torch_dml::aten {
 namespace {
 
-at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Tensor& indices, int64_t num_weights,
-                                    int64_t padding_idx, bool scale_grad_by_freq) {
+// The gradient summed per index (nothing where the index_add kernel does not take it: `tries`).
+std::optional<at::Tensor> embedding_grad(const at::Tensor& grad_output, const at::Tensor& indices, int64_t num_weights,
+                                         int64_t padding_idx, bool scale_grad_by_freq) {
   at::checkScalarTypes("embedding_backward", at::TensorArg(indices, "indices", 2), {c10::kLong, c10::kInt});
-  auto fallback = [&] {
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::embedding_dense_backward>::call(
-        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
-  };
-  const c10::ScalarType dtype = grad_output.scalar_type();
-  if (!at::isFloatingType(dtype) || indices.device() != grad_output.device()) return fallback();
   c10::DeviceGuard guard(grad_output.device());
   const int64_t positions = indices.numel();
   const int64_t width = grad_output.size(-1);
@@ -49,7 +45,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   problem.source = device_ref(grad);
   problem.out = device_ref(result);
   if (!run_native(context_of(grad_output), problem, &kernels::index_add_unsupported_reason, &kernels::index_add))
-    return fallback();
+    return std::nullopt;
   return result;
 }
 

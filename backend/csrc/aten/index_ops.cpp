@@ -21,13 +21,15 @@
 namespace torch_dml::aten {
 namespace {
 
-at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
+// out <- the rows of self (along dim) that index names; false, with nothing written, where the kernels do
+// not take the operands (native.yaml: `tries`).
+bool select_rows(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& out) {
   // A 0-d self is a 1-element vector, and its result 0-d, as on the CPU.
   if (self.dim() == 0 && index.numel() == 1 && index.device() == self.device()) {
     at::Tensor vector_result = at::empty({0}, out.options());
-    index_select_out(self.reshape({1}), 0, index.reshape({1}), vector_result);
+    if (!select_rows(self.reshape({1}), 0, index.reshape({1}), vector_result)) return false;
     assign_out(out, vector_result.reshape({}));
-    return out;
+    return true;
   }
   const int64_t wrapped = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t trailing = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(wrapped + 1));
@@ -37,12 +39,12 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   const bool element_gather = !word_rows && index.scalar_type() == c10::kLong &&
       context_of(self).has(runtime::Feature::ShaderInt64);
   if (!(word_rows || element_gather) || !index_ok || self.dim() == 0 || out.scalar_type() != self.scalar_type())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_select_out>::call(self, dim, index, out);
+    return false;
   c10::DeviceGuard guard(self.device());
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   shape[wrapped] = index.numel();
   at::native::resize_output(out, shape);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return true;
   const int64_t rows = self.size(wrapped);
   const at::Tensor flat_index = index.reshape({-1}).contiguous();
   if (flat_index.numel()) {
@@ -58,9 +60,9 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
         (flat_index * trailing).view({1, -1, 1}) + at::arange(trailing, options).view({1, 1, -1});
     if (const std::optional<at::Tensor> gathered = take_linear(self, linear)) {
       out.copy_(gathered->view(shape));
-      return out;
+      return true;
     }
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_select_out>::call(self, dim, index, out);
+    return false;
   }
   at::Tensor source = self.contiguous();
   // Word addressing needs the first row on a word boundary; a fresh copy always starts on one.
@@ -86,20 +88,19 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   problem.index = device_ref(flat_index);
   runtime::DeviceContext& context = context_of(self);
   const std::string reason = kernels::gather_unsupported_reason(context, problem);
-  if (!reason.empty())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_select_out>::call(self, dim, index, out);
+  if (!reason.empty()) return false;
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     kernels::gather_rows(context, problem);
   }
   if (!direct) out.copy_(target);
-  return out;
+  return true;
 }
 
-at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+std::optional<at::Tensor> select_new_rows(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({0}, self.options());
-  return index_select_out(self, dim, index, out);
+  const at::Tensor out = at::empty({0}, self.options());
+  return select_rows(self, dim, index, out) ? std::optional<at::Tensor>(out) : std::nullopt;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

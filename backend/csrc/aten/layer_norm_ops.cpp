@@ -34,16 +34,19 @@ std::vector<int64_t> stat_shape(const at::Tensor& input, size_t normalized_dims)
   return shape;
 }
 
-Triple layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shape_sym,
-                  const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, double eps) {
-  const auto normalized_shape = C10_AS_INTARRAYREF_SLOW(normalized_shape_sym);
-  runtime::DeviceContext& context = context_of(input);
+// What the kernels take (native.yaml's rule): a dtype and size they have a plan for, affine parameters
+// of the input's dtype, and a non-empty normalized shape the input ends with.
+bool kernel_takes(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
+                  const std::optional<at::Tensor>& bias = std::nullopt) {
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
-  if (!kernels::layer_norm_unsupported_reason(context, input.scalar_type(), input.numel()).empty() ||
-      !same_dtype(input, weight) || !same_dtype(input, bias) || axis < 0 ||
-      !input.sizes().slice(axis).equals(normalized_shape) || c10::multiply_integers(normalized_shape) == 0)
-    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_layer_norm>::call(
-        input, normalized_shape_sym, weight, bias, eps);
+  return kernels::layer_norm_unsupported_reason(context_of(input), input.scalar_type(), input.numel()).empty() &&
+      same_dtype(input, weight) && same_dtype(input, bias) && axis >= 0 &&
+      input.sizes().slice(axis).equals(normalized_shape) && c10::multiply_integers(normalized_shape) > 0;
+}
+
+Triple layer_norm(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
+                  const std::optional<at::Tensor>& bias, double eps) {
+  runtime::DeviceContext& context = context_of(input);
   c10::DeviceGuard guard(input.device());
   const int64_t length = c10::multiply_integers(normalized_shape);
   const int64_t rows = input.numel() / length;
@@ -76,16 +79,10 @@ Triple layer_norm(const at::Tensor& input, c10::SymIntArrayRef normalized_shape_
           rstd.view(stats).to(input.scalar_type())};
 }
 
-Triple layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, c10::SymIntArrayRef normalized_shape_sym,
+Triple layer_norm_backward(const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape,
                            const at::Tensor& mean, const at::Tensor& rstd, const std::optional<at::Tensor>& weight,
                            const std::optional<at::Tensor>& bias, std::array<bool, 3> output_mask) {
-  const auto normalized_shape = C10_AS_INTARRAYREF_SLOW(normalized_shape_sym);
   runtime::DeviceContext& context = context_of(input);
-  if (!kernels::layer_norm_unsupported_reason(context, input.scalar_type(), input.numel()).empty() ||
-      !same_dtype(input, weight) || grad_out.scalar_type() != input.scalar_type() ||
-      c10::multiply_integers(normalized_shape) == 0)
-    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::native_layer_norm_backward>::call(
-        grad_out, input, normalized_shape_sym, mean, rstd, weight, bias, output_mask);
   c10::DeviceGuard guard(input.device());
   const int64_t length = c10::multiply_integers(normalized_shape);
   const int64_t rows = input.numel() / length;

@@ -15,21 +15,16 @@
 #include <limits>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 
 namespace torch_dml::aten {
 namespace {
 
-bool sampled_dtype(c10::ScalarType type) {
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble;
-}
-
 // -log(1 - u) / lambda for u uniform in [0, 1). u = 0 would give 0, which no exponential variate takes
 // (and which makes the race's p / q infinite for a zero p): it is raised to the smallest normal value.
 at::Tensor& exponential(at::Tensor& self, double lambda, std::optional<at::Generator> generator) {
   TORCH_CHECK(lambda > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambda);
-  if (!sampled_dtype(self.scalar_type()))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::exponential_>::call(self, lambda, generator);
   c10::DeviceGuard guard(self.device());
   const c10::ScalarType compute = self.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
   at::Tensor u = at::empty(self.sizes(), self.options().dtype(compute));
@@ -94,21 +89,14 @@ at::Tensor sample(const at::Tensor& self, int64_t n, bool replacement, std::opti
   return picked.to(c10::kLong).reshape(shape);
 }
 
-at::Tensor multinomial(const at::Tensor& self, int64_t n, bool replacement, std::optional<at::Generator> generator) {
-  if (!sampled_dtype(self.scalar_type()) || (self.dim() != 1 && self.dim() != 2))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::multinomial>::call(self, n, replacement, generator);
+at::Tensor draw_samples(const at::Tensor& self, int64_t n, bool replacement, std::optional<at::Generator> generator) {
   c10::DeviceGuard guard(self.device());
   return sample(self, n, replacement, generator);
 }
 
-at::Tensor& multinomial_out(const at::Tensor& self, int64_t n, bool replacement, std::optional<at::Generator> generator,
-                            at::Tensor& out) {
-  if (!sampled_dtype(self.scalar_type()) || (self.dim() != 1 && self.dim() != 2) || out.scalar_type() != c10::kLong)
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::multinomial_out>::call(self, n, replacement,
-                                                                                       generator, out);
-  c10::DeviceGuard guard(self.device());
-  assign_out(out, sample(self, n, replacement, generator));
-  return out;
+// A distribution or a batch of them (the CPU kernel raises for the rest).
+bool distributions(const at::Tensor& self) {
+  return self.dim() == 1 || self.dim() == 2;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

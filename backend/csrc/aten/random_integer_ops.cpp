@@ -82,27 +82,13 @@ at::Tensor& fill_integers(at::Tensor& self, int64_t from, int64_t to, const std:
   return self;
 }
 
-at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to,
-                        std::optional<at::Generator> generator) {
+// random_ over [from, to), or up to the dtype's default end; false where the kernel does not take it.
+bool random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to, std::optional<at::Generator> generator) {
   const std::optional<int64_t> end =
       to ? to : known_type(self.scalar_type()) ? end_after(from, default_last(self.scalar_type())) : std::nullopt;
-  if (!end || !native_case(self, from, *end))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::random__from>::call(self, from, to, generator);
-  return fill_integers(self, from, *end, generator);
-}
-
-at::Tensor& random_plain(at::Tensor& self, std::optional<at::Generator> generator) {
-  const std::optional<int64_t> end =
-      known_type(self.scalar_type()) ? end_after(0, default_last(self.scalar_type())) : std::nullopt;
-  if (!end || !native_case(self, 0, *end))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::random_>::call(self, generator);
-  return fill_integers(self, 0, *end, generator);
-}
-
-at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> generator) {
-  if (!native_case(self, 0, to))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::random__to>::call(self, to, generator);
-  return fill_integers(self, 0, to, generator);
+  if (!end || !native_case(self, from, *end)) return false;
+  fill_integers(self, from, *end, generator);
+  return true;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "kernels/random_kernel.h"
 #include "runtime/generator.h"
@@ -24,11 +25,6 @@ std::pair<uint64_t, uint64_t> draw_key(const std::optional<at::Generator>& gener
   auto* philox = at::get_generator_or_default<runtime::PhiloxGenerator>(generator, runtime::default_generator(device));
   std::lock_guard<std::mutex> lock(philox->mutex_);
   return {philox->current_seed(), philox->advance(1)};
-}
-
-bool float_target(const at::Tensor& t) {
-  return t.scalar_type() == c10::kFloat || t.scalar_type() == c10::kHalf || t.scalar_type() == c10::kBFloat16 ||
-      t.scalar_type() == c10::kDouble;
 }
 
 // self <- random values of `kind` (converted to self's dtype and layout).
@@ -56,13 +52,11 @@ at::Tensor& fill_random(at::Tensor& self, RandomKind kind, float a, float b, con
 }
 
 at::Tensor& uniform(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
-  if (!float_target(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::uniform_>::call(self, from, to, gen);
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   return fill_random(self, RandomKind::Uniform, static_cast<float>(from), static_cast<float>(to), gen);
 }
 
 at::Tensor& normal(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
-  if (!float_target(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::normal_>::call(self, mean, std, gen);
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   return fill_random(self, RandomKind::Normal, static_cast<float>(mean), static_cast<float>(std), gen);
 }
@@ -73,9 +67,6 @@ at::Tensor& bernoulli(at::Tensor& self, double p, std::optional<at::Generator> g
 }
 
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
-  const bool floating = input.scalar_type() == c10::kFloat || input.scalar_type() == c10::kHalf ||
-      input.scalar_type() == c10::kBFloat16;
-  if (!floating) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_dropout>::call(input, p, train);
   c10::DeviceGuard guard(input.device());
   if (train.has_value() && !*train) {
     at::Tensor mask = at::empty(input.sizes(), input.options().dtype(c10::kBool));

@@ -12,6 +12,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "aten/native_run.h"
 #include "aten/selection.h"
@@ -46,54 +47,27 @@ c10::ScalarType sum_type(const at::Tensor& self, std::optional<c10::ScalarType> 
   return at::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? c10::kLong : self.scalar_type();
 }
 
-// cumsum (Op Sum) and cumprod (Op Product), each registered per op with its fallback (native.yaml).
-template <ScanOp Op, typename Fallback>
-at::Tensor running(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+// The kernels return the result, or nothing where the scan kernel does not take the input; the out= and
+// in-place overloads' outputs are written by the generated kernels.
+std::optional<at::Tensor> running(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, ScanOp op) {
   c10::DeviceGuard guard(self.device());
-  if (auto result = scan_along(dtype ? self.to(*dtype) : self, dim, Op)) return result->to(sum_type(self, dtype));
-  return at::native::call_fallback_fn<&cpu_fallback, Fallback>::call(self, dim, dtype);
+  auto result = scan_along(dtype ? self.to(*dtype) : self, dim, op);
+  return result ? std::optional<at::Tensor>(result->to(sum_type(self, dtype))) : std::nullopt;
 }
 
-template <ScanOp Op, typename Fallback>
-at::Tensor& running_out(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  assign_out(out, running<Op, Fallback>(self, dim, dtype ? dtype : std::optional<c10::ScalarType>(out.scalar_type())));
-  return out;
-}
-
-template <ScanOp Op, typename Fallback>
-at::Tensor& running_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
-  self.copy_(running<Op, Fallback>(self, dim, dtype));
-  return self;
-}
-
-at::Tensor running_logsumexp(const at::Tensor& self, int64_t dim) {
-  const auto type = self.scalar_type();
-  if (type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16) {
-    c10::DeviceGuard guard(self.device());
-    if (auto result = scan_along(self, dim, ScanOp::LogSumExp)) return result->to(type);
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_logcumsumexp>::call(self, dim);
-}
-
-at::Tensor& logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out) {
-  assign_out(out, running_logsumexp(self, dim));
-  return out;
-}
-
-at::Tensor nonzero_positions(const at::Tensor& self) {
+std::optional<at::Tensor> running_logsumexp(const at::Tensor& self, int64_t dim) {
   c10::DeviceGuard guard(self.device());
-  if (self.numel() < (int64_t{1} << 31)) {
-    if (auto positions = set_positions(self.reshape({-1}))) {
-      if (self.dim() == 0) return at::empty({positions->numel(), 0}, positions->options());
-      return at::stack(unravel(*positions, self.sizes()), 1);
-    }
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nonzero>::call(self);
+  auto result = scan_along(self, dim, ScanOp::LogSumExp);
+  return result ? std::optional<at::Tensor>(result->to(self.scalar_type())) : std::nullopt;
 }
 
-at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
-  assign_out(out, nonzero_positions(self));
-  return out;
+std::optional<at::Tensor> nonzero_positions(const at::Tensor& self) {
+  c10::DeviceGuard guard(self.device());
+  if (self.numel() >= (int64_t{1} << 31)) return std::nullopt;
+  auto positions = set_positions(self.reshape({-1}));
+  if (!positions) return std::nullopt;
+  if (self.dim() == 0) return at::empty({positions->numel(), 0}, positions->options());
+  return at::stack(unravel(*positions, self.sizes()), 1);
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
