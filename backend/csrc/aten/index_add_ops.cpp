@@ -47,12 +47,13 @@ bool kernel_takes(const at::Tensor& self, int64_t dim, const at::Tensor& index, 
   return true;
 }
 
-at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                          const at::Scalar& alpha, at::Tensor& out) {
+// out <- self with alpha * source's slices added at index along dim; false where the kernel does not take
+// the operands (native.yaml: `tries`): out may hold self's copy by then, which the fallback overwrites.
+bool add_slices(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                const at::Scalar& alpha, const at::Tensor& out) {
   const int64_t wrapped = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   if (!kernel_takes(self, wrapped, index, source) || out.scalar_type() != self.scalar_type())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_add_out>::call(self, dim, index, source,
-                                                                                     alpha, out);
+    return false;
   c10::DeviceGuard guard(self.device());
   const c10::IntArrayRef shape = sizes_of(self);
   const int64_t rows = shape[wrapped];
@@ -67,7 +68,7 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
     at::native::resize_output(out, self.sizes());
     out.copy_(self);
   }
-  if (out.numel() == 0 || index.numel() == 0) return out;
+  if (out.numel() == 0 || index.numel() == 0) return true;
   const bool direct = word_addressable(out);
   at::Tensor target = direct ? out : out.clone(at::MemoryFormat::Contiguous);
   const at::Tensor contiguous_source = source.contiguous();
@@ -81,26 +82,20 @@ at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor&
   problem.out = device_ref(target);
   runtime::DeviceContext& context = context_of(self);
   if (!kernels::index_add_unsupported_reason(context, problem).empty())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::index_add_out>::call(self, dim, index, source,
-                                                                                     alpha, out);
+    return false;
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
     kernels::index_add(context, problem);
   }
   if (!direct) out.copy_(target);
-  return out;
+  return true;
 }
 
-at::Tensor index_add(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                     const at::Scalar& alpha) {
+std::optional<at::Tensor> added_slices(const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                                       const at::Tensor& source, const at::Scalar& alpha) {
   c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({0}, self.options());
-  return index_add_out(self, dim, index, source, alpha, out);
-}
-
-at::Tensor& index_add_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                       const at::Scalar& alpha) {
-  return index_add_out(self, dim, index, source, alpha, self);
+  const at::Tensor out = at::empty({0}, self.options());
+  return add_slices(self, dim, index, source, alpha, out) ? std::optional<at::Tensor>(out) : std::nullopt;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

@@ -66,12 +66,8 @@ void run_loss(const at::Tensor& self, const kernels::NllLossProblem& problem) {
 
 std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
                                                       const std::optional<at::Tensor>& weight, int64_t reduction,
-                                                      c10::SymInt ignore_index_sym, at::Tensor& output,
+                                                      int64_t ignore_index, at::Tensor& output,
                                                       at::Tensor& total_weight) {
-  if (!native_case(self, target, weight))
-    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::nll_loss_forward_output>::call(
-        self, target, weight, reduction, ignore_index_sym, output, total_weight);
-  const int64_t ignore_index = ignore_index_sym.guard_int(__FILE__, __LINE__);
   c10::DeviceGuard guard(self.device());
   check_targets(target, self.size(1), ignore_index);
   const at::TensorOptions f32 = self.options().dtype(c10::kFloat);
@@ -94,18 +90,15 @@ std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward(const at::Tensor& self, co
 }
 
 at::Tensor& nll_loss_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
-                              const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index_sym,
+                              const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
                               const at::Tensor& total_weight, at::Tensor& grad_input) {
-  if (!native_case(self, target, weight))
-    return at::native::call_fallback_fn_symint<&cpu_fallback, at::_ops::nll_loss_backward_grad_input>::call(
-        grad_output, self, target, weight, reduction, ignore_index_sym, total_weight, grad_input);
   c10::DeviceGuard guard(self.device());
   const at::TensorOptions f32 = self.options().dtype(c10::kFloat);
   at::Tensor result = at::empty(self.sizes(), f32);
   result.zero_();
   at::Tensor grad = grad_output.to(c10::kFloat).contiguous(), total = total_weight.to(c10::kFloat).contiguous();
   LossOperands operands =
-      loss_operands(self, target, weight, reduction, ignore_index_sym.guard_int(__FILE__, __LINE__), result);
+      loss_operands(self, target, weight, reduction, ignore_index, result);
   operands.problem.backward = true;
   operands.problem.grad = device_ref(grad);
   operands.problem.total = device_ref(total);

@@ -26,13 +26,10 @@ at::Tensor pixels(const at::Tensor& scores) {
 
 std::tuple<at::Tensor&, at::Tensor&> forward_out(const at::Tensor& self, const at::Tensor& target,
                                                  const std::optional<at::Tensor>& weight, int64_t reduction,
-                                                 c10::SymInt ignore_index, at::Tensor& output,
+                                                 int64_t ignore_index, at::Tensor& output,
                                                  at::Tensor& total_weight) {
-  if (!image_case(self, target))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nll_loss2d_forward_output>::call(
-        self, target, weight, reduction, ignore_index.expect_int(), output, total_weight);
   c10::DeviceGuard guard(self.device());
-  auto [loss, total] = at::nll_loss_forward(pixels(self), target.reshape({-1}), weight, reduction, ignore_index.expect_int());
+  auto [loss, total] = at::nll_loss_forward(pixels(self), target.reshape({-1}), weight, reduction, ignore_index);
   assign_out(output, reduction == at::Reduction::None ? loss.view(target.sizes()) : loss);
   assign_out(total_weight, total);
   return {output, total_weight};
@@ -40,22 +37,19 @@ std::tuple<at::Tensor&, at::Tensor&> forward_out(const at::Tensor& self, const a
 
 std::tuple<at::Tensor, at::Tensor> forward(const at::Tensor& self, const at::Tensor& target,
                                            const std::optional<at::Tensor>& weight, int64_t reduction,
-                                           c10::SymInt ignore_index) {
+                                           int64_t ignore_index) {
   at::Tensor output = at::empty({0}, self.options()), total_weight = at::empty({0}, self.options());
-  forward_out(self, target, weight, reduction, std::move(ignore_index), output, total_weight);
+  forward_out(self, target, weight, reduction, ignore_index, output, total_weight);
   return {output, total_weight};
 }
 
 at::Tensor& backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
-                         const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
+                         const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
                          const at::Tensor& total_weight, at::Tensor& grad_input) {
-  if (!image_case(self, target))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::nll_loss2d_backward_grad_input>::call(
-        grad_output, self, target, weight, reduction, ignore_index.expect_int(), total_weight, grad_input);
   c10::DeviceGuard guard(self.device());
   const at::Tensor grad = reduction == at::Reduction::None ? grad_output.reshape({-1}) : grad_output;
   const at::Tensor flat = at::nll_loss_backward(grad, pixels(self), target.reshape({-1}), weight, reduction,
-                                                       ignore_index.expect_int(), total_weight);
+                                                       ignore_index, total_weight);
   // Back from pixels-major to (N, C, H, W).
   const at::Tensor image = flat.view({self.size(0), self.size(2), self.size(3), self.size(1)}).permute({0, 3, 1, 2});
   assign_out(grad_input, image.contiguous());
@@ -63,10 +57,10 @@ at::Tensor& backward_out(const at::Tensor& grad_output, const at::Tensor& self, 
 }
 
 at::Tensor backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target,
-                    const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
+                    const std::optional<at::Tensor>& weight, int64_t reduction, int64_t ignore_index,
                     const at::Tensor& total_weight) {
   at::Tensor grad_input = at::empty({0}, self.options());
-  return backward_out(grad_output, self, target, weight, reduction, std::move(ignore_index), total_weight,
+  return backward_out(grad_output, self, target, weight, reduction, ignore_index, total_weight,
                       grad_input);
 }
 

@@ -13,6 +13,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "aten/row_sort.h"
 
@@ -21,16 +22,6 @@ namespace {
 
 // Each float32 uniform draw in [0, 1) carries 24 random bits (kernels/random_kernel.h).
 constexpr int64_t kDrawBits = 24;
-
-bool permutable(c10::ScalarType type) {
-  switch (type) {
-    case c10::kLong: case c10::kInt: case c10::kShort: case c10::kChar: case c10::kByte:
-    case c10::kFloat: case c10::kHalf: case c10::kBFloat16: case c10::kDouble:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // n random 63-bit keys: 24 + 24 + 15 bits of three draws.
 at::Tensor random_keys(int64_t n, const at::TensorOptions& options, const std::optional<at::Generator>& generator) {
@@ -43,19 +34,17 @@ at::Tensor random_keys(int64_t n, const at::TensorOptions& options, const std::o
   return high * (int64_t{1} << 39) + middle * (int64_t{1} << 15) + at::floor_divide(low, int64_t{1} << 9);
 }
 
-at::Tensor& permutation_out(int64_t n, std::optional<at::Generator> generator, at::Tensor& out) {
+// false, with out unwritten, where the sort kernel does not take the keys (native.yaml: `tries`).
+bool permutation_out(int64_t n, std::optional<at::Generator> generator, at::Tensor& out) {
   TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
-  if (!permutable(out.scalar_type()))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::randperm_generator_out>::call(n, generator, out);
   c10::DeviceGuard guard(out.device());
   at::native::check_supported_max_int_with_precision(n, out);
   at::native::resize_output(out, {n});
-  if (n == 0) return out;
+  if (n == 0) return true;
   const std::optional<at::Tensor> order = sort_order(random_keys(n, out.options(), generator).view({1, n}), false);
-  if (!order)
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::randperm_generator_out>::call(n, generator, out);
+  if (!order) return false;
   out.copy_(order->view({n}));
-  return out;
+  return true;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

@@ -11,15 +11,12 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 
 namespace torch_dml::aten {
 namespace {
 
-bool floating_out(const at::Tensor& out) {
-  const c10::ScalarType type = out.scalar_type();
-  return type == c10::kFloat || type == c10::kDouble || type == c10::kHalf || type == c10::kBFloat16;
-}
 
 // The `steps` values from start to end, evenly spaced, in float32 (float64 for a float64 out).
 at::Tensor evenly_spaced(const at::Scalar& start, const at::Scalar& end, int64_t steps, const at::Tensor& out) {
@@ -39,8 +36,6 @@ at::Tensor evenly_spaced(const at::Scalar& start, const at::Scalar& end, int64_t
 
 at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  if (!floating_out(out) || start.isComplex() || end.isComplex())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::linspace_out>::call(start, end, steps, out);
   c10::DeviceGuard guard(out.device());
   if (steps == 0) {
     out.resize_({0});
@@ -53,8 +48,6 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
 at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
                          at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
-  if (!floating_out(out) || start.isComplex() || end.isComplex())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::logspace_out>::call(start, end, steps, base, out);
   c10::DeviceGuard guard(out.device());
   if (steps == 0) {
     out.resize_({0});

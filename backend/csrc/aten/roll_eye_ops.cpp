@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "aten/selection.h"
 
@@ -24,11 +25,11 @@ std::vector<int64_t> rolled_sources(int64_t size, int64_t shift) {
   return sources;
 }
 
-at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
+// A gather through rolled coordinates; nothing where the shifts do not match the dims (the CPU's error) or
+// the gather does not take the input (native.yaml: `tries`).
+std::optional<at::Tensor> rolled(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef dims) {
   const bool flat = dims.empty();
-  const bool shapes_ok = flat ? shifts.size() == 1 : shifts.size() == dims.size();
-  if (!shapes_ok || !context_of(self).has(runtime::Feature::ShaderInt64))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::roll>::call(self, shifts, dims);
+  if (flat ? shifts.size() != 1 : shifts.size() != dims.size()) return std::nullopt;
   c10::DeviceGuard guard(self.device());
   if (self.numel() == 0) return self.clone();
   const at::Tensor source = flat ? self.reshape({-1}) : self;
@@ -46,8 +47,8 @@ at::Tensor roll(const at::Tensor& self, at::IntArrayRef shifts, at::IntArrayRef 
     const at::Tensor coordinates = at::tensor(rolled_sources(source.size(d), shift_of[d]), options).to(self.device());
     linear = linear + (coordinates * strides[d]).view(shape);
   }
-  if (const std::optional<at::Tensor> out = take_linear(source, linear)) return out->view(self.sizes());
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::roll>::call(self, shifts, dims);
+  const std::optional<at::Tensor> out = take_linear(source, linear);
+  return out ? std::optional<at::Tensor>(out->view(self.sizes())) : std::nullopt;
 }
 
 at::Tensor& eye_out(int64_t n, int64_t m, at::Tensor& out) {
