@@ -39,8 +39,9 @@ kernels::AdaptiveMaxPoolProblem problem_for(const at::Tensor& input, at::IntArra
   return a;
 }
 
-std::tuple<at::Tensor&, at::Tensor&> pool_out(const at::Tensor& self, at::IntArrayRef output_size, at::Tensor& out,
-                                               at::Tensor& indices) {
+// out, indices <- the pool; false, with nothing written, where the kernel does not take the input
+// (native.yaml: `tries`).
+bool pool_out(const at::Tensor& self, at::IntArrayRef output_size, const at::Tensor& out, const at::Tensor& indices) {
   check_input(self, output_size);
   c10::DeviceGuard guard(self.device());
   const bool batched = self.dim() == 4;
@@ -48,9 +49,7 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const at::Tensor& self, at::IntArr
   kernels::AdaptiveMaxPoolProblem a = problem_for(input, output_size);
   runtime::DeviceContext& context = context_of(self);
   a.src = device_ref(input);
-  if (!kernels::adaptive_max_pool_unsupported_reason(context, a).empty())
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::adaptive_max_pool2d_out>::call(self, output_size,
-                                                                                                out, indices);
+  if (!kernels::adaptive_max_pool_unsupported_reason(context, a).empty()) return false;
   std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end() - 2);
   sizes.push_back(output_size[0]);
   sizes.push_back(output_size[1]);
@@ -65,15 +64,15 @@ std::tuple<at::Tensor&, at::Tensor&> pool_out(const at::Tensor& self, at::IntArr
   }
   assign_out(out, values.scalar_type() == self.scalar_type() ? values : values.to(self.scalar_type()));
   assign_out(indices, positions);
-  return {out, indices};
+  return true;
 }
 
-std::tuple<at::Tensor, at::Tensor> pool(const at::Tensor& self, at::IntArrayRef output_size) {
+std::optional<std::tuple<at::Tensor, at::Tensor>> pool(const at::Tensor& self, at::IntArrayRef output_size) {
   c10::DeviceGuard guard(self.device());
   at::Tensor out = at::empty({0}, self.options());
   at::Tensor indices = at::empty({0}, self.options().dtype(c10::kLong));
-  pool_out(self, output_size, out, indices);
-  return {out, indices};
+  if (!pool_out(self, output_size, out, indices)) return std::nullopt;
+  return std::make_tuple(out, indices);
 }
 
 at::Tensor& pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices,

@@ -15,8 +15,6 @@ namespace {
 
 at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
   if (self.numel() == 0) return self;
-  if (self.element_size() > 8)  // complex128: no 16-byte fill kernel; the counted fallback serves it
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::fill__Scalar>::call(self, value);
   auto iter = at::TensorIteratorConfig()
                   .add_output(self)
                   .resize_outputs(false)

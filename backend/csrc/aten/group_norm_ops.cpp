@@ -20,12 +20,8 @@ namespace {
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> group_norm_backward(
     const at::Tensor& grad_out, const at::Tensor& input, const at::Tensor& mean, const at::Tensor& rstd,
-    const std::optional<at::Tensor>& weight, c10::SymInt n_sym, c10::SymInt c_sym, c10::SymInt hxw_sym, int64_t group,
+    const std::optional<at::Tensor>& weight, int64_t n, int64_t c, int64_t hxw, int64_t group,
     std::array<bool, 3> output_mask) {
-  const int64_t n = n_sym.expect_int(), c = c_sym.expect_int(), hxw = hxw_sym.expect_int();
-  if (input.numel() == 0 || group <= 0 || c % group != 0)
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_group_norm_backward>::call(
-        grad_out, input, mean, rstd, weight, n, c, hxw, group, output_mask);
   c10::DeviceGuard guard(input.device());
   const int64_t per_group = c / group;
   const at::Tensor x = widened(input).reshape({n, group, per_group, hxw});

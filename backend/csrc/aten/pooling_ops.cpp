@@ -15,6 +15,7 @@
 
 #include <limits>
 
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 
 namespace torch_dml::aten {
@@ -28,10 +29,8 @@ struct Pool2d {
 
 bool native_pool(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride, at::IntArrayRef padding,
                  at::IntArrayRef dilation) {
-  const auto type = self.scalar_type();
-  const bool floating = type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
   auto ok = [](at::IntArrayRef v, bool empty_ok) { return (v.empty() && empty_ok) || v.size() == 1 || v.size() == 2; };
-  return floating && (self.dim() == 3 || self.dim() == 4) && self.numel() > 0 && ok(kernel, false) &&
+  return (self.dim() == 3 || self.dim() == 4) && self.numel() > 0 && ok(kernel, false) &&
       ok(stride, true) && ok(padding, false) && ok(dilation, false);
 }
 
@@ -76,9 +75,6 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool2d_out(const at::Tensor& self, at::
                                                     at::IntArrayRef stride, at::IntArrayRef padding,
                                                     at::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
                                                     at::Tensor& indices) {
-  if (!native_pool(self, kernel, stride, padding, dilation))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_pool2d_with_indices_out>::call(
-        self, kernel, stride, padding, dilation, ceil_mode, out, indices);
   const at::Tensor x = as4d(self);
   const Pool2d p = pool_shape(x, kernel, stride, padding, dilation, ceil_mode);
   const at::Tensor padded = at::constant_pad_nd(
@@ -99,9 +95,6 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool2d_out(const at::Tensor& self, at::
 at::Tensor& max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel,
                                     at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                                     bool ceil_mode, const at::Tensor& indices, at::Tensor& grad_input) {
-  if (!native_pool(self, kernel, stride, padding, dilation))
-    return at::native::call_fallback_fn<&cpu_fallback, at::_ops::max_pool2d_with_indices_backward_grad_input>::call(
-        grad_output, self, kernel, stride, padding, dilation, ceil_mode, indices, grad_input);
   const at::Tensor x = as4d(self), grad = as4d(grad_output), saved = as4d(indices);
   const Pool2d p = pool_shape(x, kernel, stride, padding, dilation, ceil_mode);
   at::Tensor padded = at::zeros({x.size(0), x.size(1), p.padded_h(), p.padded_w()}, grad.options());

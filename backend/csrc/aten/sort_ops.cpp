@@ -75,40 +75,22 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> sorted(const at::Tensor& self,
   return std::make_tuple(values->movedim(-1, d).contiguous(), order.movedim(-1, d).contiguous());
 }
 
-std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
-                                               bool descending) {
+// The kernels return (values, indices), or nothing where the row sort does not take the input; the
+// out= overloads' outputs are written by the generated kernels (native.yaml: `tries`, `functional`).
+std::optional<std::tuple<at::Tensor, at::Tensor>> sort_stable(const at::Tensor& self, std::optional<bool> /*stable*/,
+                                                              int64_t dim, bool descending) {
   c10::DeviceGuard guard(self.device());
-  if (auto result = sorted(self, dim, descending)) return *result;
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sort_stable>::call(self, stable, dim, descending);
+  return sorted(self, dim, descending);
 }
 
-std::tuple<at::Tensor&, at::Tensor&> sort_stable_out(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
-                                                     bool descending, at::Tensor& values, at::Tensor& indices) {
-  auto [v, i] = sort_stable(self, stable, dim, descending);
-  assign_out(values, v);
-  assign_out(indices, i);
-  return {values, indices};
-}
-
-std::tuple<at::Tensor, at::Tensor> top(const at::Tensor& self, c10::SymInt k_sym, int64_t dim, bool largest,
-                                       bool is_sorted) {
-  const int64_t k = k_sym.expect_int();
+std::optional<std::tuple<at::Tensor, at::Tensor>> top(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
+                                                      bool /*is_sorted*/) {
   const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t size = self.dim() == 0 ? 1 : self.size(d);
-  if (k >= 0 && k <= size) {
-    c10::DeviceGuard guard(self.device());
-    // A 0-dim tensor sorts as itself whatever k, as on the CPU.
-    if (auto result = sorted(self, d, largest, self.dim() == 0 ? -1 : k)) return *result;
-  }
-  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::topk>::call(self, k, dim, largest, is_sorted);
-}
-
-std::tuple<at::Tensor&, at::Tensor&> top_out(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest,
-                                             bool is_sorted, at::Tensor& values, at::Tensor& indices) {
-  auto [v, i] = top(self, std::move(k), dim, largest, is_sorted);
-  assign_out(values, v);
-  assign_out(indices, i);
-  return {values, indices};
+  if (k < 0 || k > size) return std::nullopt; // the CPU kernel's error
+  c10::DeviceGuard guard(self.device());
+  // A 0-dim tensor sorts as itself whatever k, as on the CPU.
+  return sorted(self, d, largest, self.dim() == 0 ? -1 : k);
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

@@ -18,10 +18,10 @@
 namespace torch_dml::aten {
 namespace {
 
-template <bool Lower>
-at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, at::Tensor& out) {
-  using Out = std::conditional_t<Lower, at::_ops::tril_out, at::_ops::triu_out>;
-  const char* op = Lower ? "tril" : "triu";
+// out <- the lower (tril) or upper (triu) triangle of self; false, with nothing written, where the word
+// kernel does not take it (native.yaml: `tries`). out may be self (the in-place overloads).
+bool triangle_out(const at::Tensor& self, int64_t diagonal, const at::Tensor& out, bool lower) {
+  const char* op = lower ? "tril" : "triu";
   TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions");
   // The structured out= contract of the CPU kernel.
   TORCH_CHECK(out.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.dtype(),
@@ -30,7 +30,7 @@ at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, at::Tensor& o
               out.device(), " instead");
   c10::DeviceGuard guard(self.device());
   at::native::resize_output(out, self.sizes());
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0) return true;
   const at::Tensor source = word_addressable(self) ? self : self.clone(at::MemoryFormat::Contiguous);
   const bool direct = word_addressable(out);
   at::Tensor target = direct ? out : at::empty(self.sizes(), self.options());
@@ -39,26 +39,19 @@ at::Tensor& triangle_out(const at::Tensor& self, int64_t diagonal, at::Tensor& o
   problem.rows = static_cast<uint64_t>(self.size(-2));
   problem.cols = static_cast<uint64_t>(self.size(-1));
   problem.diagonal = diagonal;
-  problem.lower = Lower;
+  problem.lower = lower;
   problem.itemsize = self.element_size();
   problem.src = device_words(source);
   problem.dst = device_words(target);
-  if (!run_native(context_of(self), problem, &kernels::triangle_unsupported_reason, &kernels::triangle))
-    return at::native::call_fallback_fn<&cpu_fallback, Out>::call(self, diagonal, out);
+  if (!run_native(context_of(self), problem, &kernels::triangle_unsupported_reason, &kernels::triangle)) return false;
   if (!direct) out.copy_(target);
-  return out;
+  return true;
 }
 
-template <bool Lower>
-at::Tensor triangle(const at::Tensor& self, int64_t diagonal) {
+std::optional<at::Tensor> triangle(const at::Tensor& self, int64_t diagonal, bool lower) {
   c10::DeviceGuard guard(self.device());
-  at::Tensor out = at::empty({0}, self.options());
-  return triangle_out<Lower>(self, diagonal, out);
-}
-
-template <bool Lower>
-at::Tensor& triangle_(at::Tensor& self, int64_t diagonal) {
-  return triangle_out<Lower>(self, diagonal, self);
+  const at::Tensor out = at::empty({0}, self.options());
+  return triangle_out(self, diagonal, out, lower) ? std::optional<at::Tensor>(out) : std::nullopt;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
