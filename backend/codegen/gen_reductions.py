@@ -63,11 +63,19 @@ def load_rows(path: Path = TABLE) -> list[Row]:
     return rows
 
 
+def written(entry: str) -> bool:
+    """An overload's entry written as a call of another entry (`any_dims_out(self, std::nullopt, false, out)`)
+    rather than named: the overloads that only fix an argument of another."""
+    return entry.endswith(")")
+
+
 def render_entries(rows: list[Row], signatures: dict[str, schemas.Schema]) -> str:
     lines = [BANNER, "#pragma once\n\n#include <ATen/core/Tensor.h>\n\n#include <optional>\n#include <tuple>\n\n",
              "namespace torch_dml::aten::reductions {\n\n"]
     for row in rows:
         for overload, entry in row.overloads.items():
+            if written(entry):  # a call of another row's entry, declared with it
+                continue
             sig = signatures[overload]
             lines.append(f"{sig.cpp_returns()} {entry}({sig.params()}); // {overload}\n")
     lines.append("\n} // namespace torch_dml::aten::reductions\n")
@@ -80,6 +88,7 @@ def render_kernel(row: Row, overload: str, sig: schemas.Schema) -> tuple[str, st
         raise ValueError(f"reductions.yaml: {row.name}: {overload}: no reduced dims from a {dim_type!r} dim")
     fn = "k_" + ops_struct(overload).removeprefix("at::_ops::")
     args = sig.names()
+    call = row.overloads[overload]
     classes = " | ".join(DTYPE_CLASSES[d] for d in row.dtypes)
     needs = ", ".join(f"runtime::Feature::{FEATURES[f]}" for f in row.needs)
     declines = f"!takes(self, {REDUCED_DIMS[dim_type]}, {classes}, {{{needs}}})"
@@ -88,7 +97,7 @@ def render_kernel(row: Row, overload: str, sig: schemas.Schema) -> tuple[str, st
     text = (f"{sig.cpp_returns()} {fn}({sig.params()}) {{\n"
             f"  if ({declines})\n"
             f"    return at::native::call_fallback_fn<&cpu_fallback, {ops_struct(overload)}>::call({args});\n"
-            f"  return reductions::{row.overloads[overload]}({args});\n}}\n")
+            f"  return reductions::{call}{'' if written(call) else f'({args})'};\n}}\n")
     return text, f'  m.impl("{overload}", TORCH_FN({fn}));\n'
 
 

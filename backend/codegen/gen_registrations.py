@@ -51,6 +51,14 @@ class Entry:
     def has_rule(self) -> bool:
         return bool(self.dtypes or self.needs or self.takes or self.tries or self.functional)
 
+    def written(self) -> bool:
+        """`kernel` is the call itself, arguments written out (a parenthesised template is a function)."""
+        return self.kernel.endswith(")") and not self.kernel.startswith("(")
+
+    def wrapped(self) -> bool:
+        """Served by a kernel generated here: one with a rule, or a written call."""
+        return self.has_rule() or self.written()
+
     def describe(self) -> str:
         parts = []
         if self.dtypes:
@@ -169,10 +177,11 @@ def render_wrapper(overload: str, entry: Entry) -> str:
     schema = schemas.read(overload)
     names = schema.names()
     # `kernel` is a function called with the schema's arguments (a functional one: the inputs), or the
-    # call itself, written out; a parenthesised template expression is a function too.
-    written = entry.kernel.endswith(")") and not entry.kernel.startswith("(")
+    # call itself, written out.
     inputs = ", ".join(a.name for a in schema.args if not a.is_out)
-    call = entry.kernel if written else f"{entry.kernel}({inputs if entry.functional else names})"
+    call = entry.kernel if entry.written() else f"{entry.kernel}({inputs if entry.functional else names})"
+    if not entry.has_rule():
+        return f"// {overload}\n{schema.cpp_returns()} {wrapper_name(overload)}({schema.params()}) {{\n  return {call};\n}}\n\n"
     if entry.functional and not entry.tries and not entry.takes and not entry.dtypes and not entry.needs:
         raise SystemExit(f"native.yaml: {overload}: `functional` without a rule or `tries` has no fallback branch")
     checks = dtype_check(entry, schema) + ([entry.takes] if entry.takes else [])
@@ -202,11 +211,13 @@ def render_wrapper(overload: str, entry: Entry) -> str:
 def render_inc(family: Family) -> str:
     lines = [BANNER, f"// The aten overloads backend/csrc/aten/{family.name}.cpp serves on dml; included by that file.\n"]
     if any(e.has_rule() for e in family.entries.values()):
-        lines.append("// An overload with a fallback rule is served by a kernel here that checks it first.\n\n")
-    lines += [render_wrapper(o, e) for o, e in family.entries.items() if e.has_rule()]
+        lines.append("// An overload with a fallback rule is served by a kernel here that checks it first.\n")
+    if any(e.wrapped() for e in family.entries.values()):
+        lines.append("\n")
+    lines += [render_wrapper(o, e) for o, e in family.entries.items() if e.wrapped()]
     lines.append("TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {\n")
     for overload, entry in family.entries.items():
-        function = wrapper_name(overload) if entry.has_rule() else entry.kernel
+        function = wrapper_name(overload) if entry.wrapped() else entry.kernel
         lines.append(f'  m.impl("{overload}", TORCH_FN({function}));\n')
     lines.append("}\n")
     return "".join(lines)

@@ -3,6 +3,7 @@
 #include <ATen/Dispatch_v2.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/fill_ops.h>
+#include <ATen/ops/zero_ops.h>
 #include <torch/library.h>
 
 #include <cstring>

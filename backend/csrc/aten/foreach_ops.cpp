@@ -207,59 +207,8 @@ void in_place(const Spec& spec, Slow slow, at::TensorList self, const Args&... a
   if (!run(call, nullptr)) slow(self, args...);
 }
 
-using at::Scalar;
-using at::TensorList;
-using Scalars = at::ArrayRef<at::Scalar>;
-using Tensors = std::vector<at::Tensor>;
+// The rows of native.yaml call functional / in_place with their op and torch's per-tensor loop.
 namespace slow = at::native;
-
-// clang-format off
-Tensors add_scalar(TensorList s, const Scalar& v) { return functional(kAddScalar, slow::foreach_tensor_add_scalar_kernel_slow, s, v); }
-void add_scalar_(TensorList s, const Scalar& v) { in_place(kAddScalar, slow::foreach_tensor_add_scalar_kernel_slow_, s, v); }
-Tensors add_list(TensorList s, TensorList o, const Scalar& alpha) { return functional(kAddList, slow::foreach_tensor_add_list_kernel_slow, s, o, alpha); }
-void add_list_(TensorList s, TensorList o, const Scalar& alpha) { in_place(kAddList, slow::foreach_tensor_add_list_kernel_slow_, s, o, alpha); }
-Tensors add_scalarlist(TensorList s, Scalars v) { return functional(kAddScalarList, slow::foreach_tensor_add_scalarlist_kernel_slow, s, v); }
-void add_scalarlist_(TensorList s, Scalars v) { in_place(kAddScalarList, slow::foreach_tensor_add_scalarlist_kernel_slow_, s, v); }
-Tensors sub_scalar(TensorList s, const Scalar& v) { return functional(kSubScalar, slow::foreach_tensor_sub_scalar_kernel_slow, s, v); }
-void sub_scalar_(TensorList s, const Scalar& v) { in_place(kSubScalar, slow::foreach_tensor_sub_scalar_kernel_slow_, s, v); }
-Tensors sub_list(TensorList s, TensorList o, const Scalar& alpha) { return functional(kSubList, slow::foreach_tensor_sub_list_kernel_slow, s, o, alpha); }
-void sub_list_(TensorList s, TensorList o, const Scalar& alpha) { in_place(kSubList, slow::foreach_tensor_sub_list_kernel_slow_, s, o, alpha); }
-Tensors sub_scalarlist(TensorList s, Scalars v) { return functional(kSubScalarList, slow::foreach_tensor_sub_scalarlist_kernel_slow, s, v); }
-void sub_scalarlist_(TensorList s, Scalars v) { in_place(kSubScalarList, slow::foreach_tensor_sub_scalarlist_kernel_slow_, s, v); }
-Tensors mul_scalar(TensorList s, const Scalar& v) { return functional(kMulScalar, slow::foreach_tensor_mul_scalar_kernel_slow, s, v); }
-void mul_scalar_(TensorList s, const Scalar& v) { in_place(kMulScalar, slow::foreach_tensor_mul_scalar_kernel_slow_, s, v); }
-Tensors mul_list(TensorList s, TensorList o) { return functional(kMulList, slow::foreach_tensor_mul_list_kernel_slow, s, o); }
-void mul_list_(TensorList s, TensorList o) { in_place(kMulList, slow::foreach_tensor_mul_list_kernel_slow_, s, o); }
-Tensors mul_scalarlist(TensorList s, Scalars v) { return functional(kMulScalarList, slow::foreach_tensor_mul_scalarlist_kernel_slow, s, v); }
-void mul_scalarlist_(TensorList s, Scalars v) { in_place(kMulScalarList, slow::foreach_tensor_mul_scalarlist_kernel_slow_, s, v); }
-Tensors div_scalar(TensorList s, const Scalar& v) { return functional(kDivScalar, slow::foreach_tensor_div_scalar_kernel_slow, s, v); }
-void div_scalar_(TensorList s, const Scalar& v) { in_place(kDivScalar, slow::foreach_tensor_div_scalar_kernel_slow_, s, v); }
-Tensors div_list(TensorList s, TensorList o) { return functional(kDivList, slow::foreach_tensor_div_list_kernel_slow, s, o); }
-void div_list_(TensorList s, TensorList o) { in_place(kDivList, slow::foreach_tensor_div_list_kernel_slow_, s, o); }
-Tensors div_scalarlist(TensorList s, Scalars v) { return functional(kDivScalarList, slow::foreach_tensor_div_scalarlist_kernel_slow, s, v); }
-void div_scalarlist_(TensorList s, Scalars v) { in_place(kDivScalarList, slow::foreach_tensor_div_scalarlist_kernel_slow_, s, v); }
-Tensors maximum_list(TensorList s, TensorList o) { return functional(kMaximumList, slow::foreach_tensor_clamp_min_list_kernel_slow, s, o); }
-void maximum_list_(TensorList s, TensorList o) { in_place(kMaximumList, slow::foreach_tensor_clamp_min_list_kernel_slow_, s, o); }
-Tensors addcmul_scalar(TensorList s, TensorList t1, TensorList t2, const Scalar& v) { return functional(kAddcmulScalar, slow::foreach_tensor_addcmul_scalar_slow, s, t1, t2, v); }
-void addcmul_scalar_(TensorList s, TensorList t1, TensorList t2, const Scalar& v) { in_place(kAddcmulScalar, slow::foreach_tensor_addcmul_scalar_slow_, s, t1, t2, v); }
-Tensors addcmul_scalarlist(TensorList s, TensorList t1, TensorList t2, Scalars v) { return functional(kAddcmulScalarList, slow::foreach_tensor_addcmul_scalarlist_slow, s, t1, t2, v); }
-void addcmul_scalarlist_(TensorList s, TensorList t1, TensorList t2, Scalars v) { in_place(kAddcmulScalarList, slow::foreach_tensor_addcmul_scalarlist_slow_, s, t1, t2, v); }
-Tensors addcdiv_scalar(TensorList s, TensorList t1, TensorList t2, const Scalar& v) { return functional(kAddcdivScalar, slow::foreach_tensor_addcdiv_scalar_slow, s, t1, t2, v); }
-void addcdiv_scalar_(TensorList s, TensorList t1, TensorList t2, const Scalar& v) { in_place(kAddcdivScalar, slow::foreach_tensor_addcdiv_scalar_slow_, s, t1, t2, v); }
-Tensors addcdiv_scalarlist(TensorList s, TensorList t1, TensorList t2, Scalars v) { return functional(kAddcdivScalarList, slow::foreach_tensor_addcdiv_scalarlist_slow, s, t1, t2, v); }
-void addcdiv_scalarlist_(TensorList s, TensorList t1, TensorList t2, Scalars v) { in_place(kAddcdivScalarList, slow::foreach_tensor_addcdiv_scalarlist_slow_, s, t1, t2, v); }
-Tensors lerp_scalar(TensorList s, TensorList end, const Scalar& w) { return functional(kLerpScalar, slow::foreach_tensor_lerp_list_kernel_slow, s, end, w); }
-void lerp_scalar_(TensorList s, TensorList end, const Scalar& w) { in_place(kLerpScalar, slow::foreach_tensor_lerp_list_kernel_slow_, s, end, w); }
-Tensors lerp_list(TensorList s, TensorList end, TensorList w) { return functional(kLerpList, slow::foreach_tensor_ternary_lerp_slow, s, end, w); }
-void lerp_list_(TensorList s, TensorList end, TensorList w) { in_place(kLerpList, slow::foreach_tensor_ternary_lerp_slow_, s, end, w); }
-Tensors lerp_scalarlist(TensorList s, TensorList end, Scalars w) { return functional(kLerpScalarList, slow::foreach_tensor_lerp_scalarlist_kernel_slow, s, end, w); }
-void lerp_scalarlist_(TensorList s, TensorList end, Scalars w) { in_place(kLerpScalarList, slow::foreach_tensor_lerp_scalarlist_kernel_slow_, s, end, w); }
-Tensors sqrt(TensorList s) { return functional(kSqrt, slow::foreach_tensor_sqrt_slow, s); }
-void sqrt_(TensorList s) { in_place(kSqrt, slow::foreach_tensor_sqrt_slow_, s); }
-Tensors neg(TensorList s) { return functional(kNeg, slow::foreach_tensor_neg_slow, s); }
-void neg_(TensorList s) { in_place(kNeg, slow::foreach_tensor_neg_slow_, s); }
-void zero_(TensorList s) { in_place(kZero, slow::foreach_tensor_zero_slow_, s); }
-// clang-format on
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
 #include "aten/generated/registrations/foreach_ops.inc"

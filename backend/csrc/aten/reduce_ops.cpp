@@ -316,25 +316,9 @@ at::Tensor& any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bo
   return out;
 }
 
-at::Tensor& any_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
-  return any_dims_out(self, at::IntArrayRef{dim}, keepdim, out);
-}
-
-at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) {
-  return any_dims_out(self, std::nullopt, false, out);
-}
-
 at::Tensor& all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
   reduce_into(ReduceOp::All, "all", self, dim, keepdim, out);
   return out;
-}
-
-at::Tensor& all_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
-  return all_dims_out(self, at::IntArrayRef{dim}, keepdim, out);
-}
-
-at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) {
-  return all_dims_out(self, std::nullopt, false, out);
 }
 
 at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dim) {

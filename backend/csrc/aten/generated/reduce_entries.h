@@ -26,11 +26,7 @@ std::tuple<at::Tensor&, at::Tensor&> min_dim_out(const at::Tensor& self, int64_t
 at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out); // argmax.out
 at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out); // argmin.out
 at::Tensor& any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out); // any.dims_out
-at::Tensor& any_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out); // any.out
-at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out); // any.all_out
 at::Tensor& all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out); // all.dims_out
-at::Tensor& all_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out); // all.out
-at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out); // all.all_out
 at::Tensor count_nonzero(const at::Tensor& self, at::IntArrayRef dim); // count_nonzero.dim_IntList
 at::Tensor var(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim); // var.correction
 at::Tensor& var_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& correction, bool keepdim, at::Tensor& out); // var.correction_out

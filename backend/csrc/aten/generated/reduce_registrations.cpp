@@ -139,13 +139,13 @@ at::Tensor& k_any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, 
 at::Tensor& k_any_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
   if (!takes(self, at::IntArrayRef(dim), kFloatClass | kF64Class | kIntClass | kBoolClass, {runtime::Feature::ShaderInt64}))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::any_out>::call(self, dim, keepdim, out);
-  return reductions::any_dim_out(self, dim, keepdim, out);
+  return reductions::any_dims_out(self, at::IntArrayRef(dim), keepdim, out);
 }
 
 at::Tensor& k_any_all_out(const at::Tensor& self, at::Tensor& out) {
   if (!takes(self, at::OptionalIntArrayRef(), kFloatClass | kF64Class | kIntClass | kBoolClass, {runtime::Feature::ShaderInt64}))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::any_all_out>::call(self, out);
-  return reductions::any_all_out(self, out);
+  return reductions::any_dims_out(self, std::nullopt, false, out);
 }
 
 at::Tensor& k_all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
@@ -157,13 +157,13 @@ at::Tensor& k_all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, 
 at::Tensor& k_all_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
   if (!takes(self, at::IntArrayRef(dim), kFloatClass | kF64Class | kIntClass | kBoolClass, {runtime::Feature::ShaderInt64}))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::all_out>::call(self, dim, keepdim, out);
-  return reductions::all_dim_out(self, dim, keepdim, out);
+  return reductions::all_dims_out(self, at::IntArrayRef(dim), keepdim, out);
 }
 
 at::Tensor& k_all_all_out(const at::Tensor& self, at::Tensor& out) {
   if (!takes(self, at::OptionalIntArrayRef(), kFloatClass | kF64Class | kIntClass | kBoolClass, {runtime::Feature::ShaderInt64}))
     return at::native::call_fallback_fn<&cpu_fallback, at::_ops::all_all_out>::call(self, out);
-  return reductions::all_all_out(self, out);
+  return reductions::all_dims_out(self, std::nullopt, false, out);
 }
 
 at::Tensor k_count_nonzero_dim_IntList(const at::Tensor& self, at::IntArrayRef dim) {
