@@ -127,11 +127,11 @@ def check_overloads(families: list[Family], elementwise: list[str], reductions: 
 
 
 def dtype_check(entry: Entry, schema: schemas.Schema) -> list[str]:
-    if not entry.dtypes and not entry.needs:
-        return []
-    classes = " | ".join(DTYPE_CLASSES[d] for d in entry.dtypes or DTYPE_CLASSES)
     needs = ", ".join(f"runtime::Feature::{FEATURES[f]}" for f in entry.needs)
     names = entry.inputs or [next(a.name for a in schema.args if a.type == "Tensor")]
+    if not entry.dtypes:  # features alone, whatever the dtype (a kernel that moves bits takes complex too)
+        return [f"adapter_has({names[0]}, {{{needs}}})"] if needs else []
+    classes = " | ".join(DTYPE_CLASSES[d] for d in entry.dtypes)
     checks = []
     for name in names:
         arg = schema.arg(name)

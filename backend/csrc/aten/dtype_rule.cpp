@@ -16,9 +16,13 @@ uint32_t dtype_class(c10::ScalarType type) {
 
 bool computes_on(const at::Tensor& t, uint32_t classes, std::initializer_list<runtime::Feature> needs) {
   if (!(dtype_class(t.scalar_type()) & classes)) return false;
-  runtime::DeviceContext& context = context_of(t);
   const auto info = kernels::dtype_info(t.scalar_type());
-  if (info->needs && !context.has(*info->needs)) return false;
+  if (info->needs && !context_of(t).has(*info->needs)) return false;
+  return adapter_has(t, needs);
+}
+
+bool adapter_has(const at::Tensor& t, std::initializer_list<runtime::Feature> needs) {
+  runtime::DeviceContext& context = context_of(t);
   for (runtime::Feature feature : needs)
     if (!context.has(feature)) return false;
   return true;

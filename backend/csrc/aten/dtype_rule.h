@@ -27,4 +27,7 @@ uint32_t dtype_class(c10::ScalarType type);
 // (kernels::dtype_info: shader-f64 for float64, shader-int64 for int64) and every one of `needs`.
 bool computes_on(const at::Tensor& t, uint32_t classes, std::initializer_list<runtime::Feature> needs = {});
 
+// Whether the adapter holding `t` has every one of `needs` (a row's `needs` without `dtypes`).
+bool adapter_has(const at::Tensor& t, std::initializer_list<runtime::Feature> needs);
+
 } // namespace torch_dml::aten

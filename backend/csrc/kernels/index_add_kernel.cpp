@@ -85,25 +85,6 @@ Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
   return plan;
 }
 
-std::string store(c10::ScalarType dtype) {
-  const auto value = [&](const std::string& e) {
-    return store_form(dtype, dtype == c10::kBool ? "summed(" + e + ") != 0" : "summed(" + e + ")");
-  };
-  const uint64_t per = per_word(dtype);
-  if (per == 1) return "  out[p.out_offset + t] = " + value("t") + ";";
-  // The last word of a count that does not fill it keeps the bits past the tensor.
-  const uint64_t bits = 32 / per;
-  std::string code = "  let e = " + std::to_string(per) + "u * t;\n  let w = p.out_offset / " + std::to_string(per) +
-                     "u + t;\n  var word = " + value("e") + ";\n";
-  for (uint64_t k = 1; k < per; ++k) {
-    const std::string element = "e + " + std::to_string(k) + "u", shift = std::to_string(k * bits) + "u";
-    const std::string kept = std::to_string(((uint64_t{1} << bits) - 1) << (k * bits)) + "u";
-    code += "  if (" + element + " < p.elements) {\n    word = word | (" + value(element) + " << " + shift +
-            ");\n  } else {\n    word = word | (out[w] & " + kept + ");\n  }\n";
-  }
-  return code + "  out[w] = word;";
-}
-
 const char* fold_name(IndexFold fold) {
   switch (fold) {
     case IndexFold::Sum: return "sum";
@@ -153,7 +134,10 @@ std::string source(const IndexAddProblem& a, bool unit) {
                  {"term", unit ? "source_at(j)" : "alpha * source_at(j)"},
                  {"combine", combined},
                  {"divide", divided},
-                 {"store", store(dtype)},
+                 {"lanes", std::to_string(per_word(dtype))},
+                 {"stored", store_form(dtype, dtype == c10::kBool ? "summed(e) != 0" : "summed(e)")},
+                 {"store", std::string(per_word(dtype) == 1 ? wgsl::part_index_add_store_one
+                                                            : wgsl::part_index_add_store_packed)},
                  {"workgroup_size", std::to_string(kWorkgroupSize)}});
 }
 

@@ -2770,7 +2770,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 gemm_split_sum_holes, 7};
 
-inline constexpr std::string_view index_add_holes[] = {"acc", "array", "fold_out", "helpers", "source_load", "alpha", "start", "term", "combine", "divide", "workgroup_size", "store"};
+inline constexpr std::string_view index_add_holes[] = {"acc", "array", "fold_out", "lanes", "helpers", "source_load", "alpha", "start", "term", "combine", "divide", "stored", "workgroup_size", "store"};
 inline constexpr Family index_add{"index_add",
 R"wgsl(// out[a, r, c] += alpha * source[a, i, c] for every position i whose index is r: index_add_, and
 // embedding_dense_backward (each sum starting at 0 instead of out's old value), after the positions
@@ -2824,6 +2824,7 @@ struct Params {
 @group(0) @binding(5) var<uniform> p: Params;
 
 const FOLD_OUT: bool = {{fold_out}};
+const LANES: u32 = {{lanes}}u; // elements per stored word: 1, or 2 and 4 packed 1- and 2-byte ones
 
 {{helpers}}
 
@@ -2865,6 +2866,11 @@ fn summed(e: u32) -> {{acc}} {
   return sum;
 }
 
+// out's element e as the bits (or value) out stores.
+fn stored(e: u32) -> {{array}} {
+  return {{stored}};
+}
+
 @compute @workgroup_size({{workgroup_size}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
   let t = flat_thread(gid, groups, {{workgroup_size}}u);
@@ -2872,7 +2878,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 {{store}}
 }
 )wgsl",
-index_add_holes, 12};
+index_add_holes, 14};
 
 inline constexpr std::string_view index_sort_count_holes[] = {"workgroup_size"};
 inline constexpr Family index_sort_count{"index_sort_count",
@@ -5933,6 +5939,28 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 )wgsl",
 upsample_holes, 10};
+
+inline constexpr std::string_view part_index_add_store_one =
+R"wgsl(// index_add.wgsl's store for dtypes of 4 or 8 bytes: one element of out per thread.
+  out[p.out_offset + t] = stored(t);
+)wgsl";
+
+inline constexpr std::string_view part_index_add_store_packed =
+R"wgsl(// index_add.wgsl's store for 1- and 2-byte dtypes: one u32 word of LANES elements per thread. The last
+// word of a count that does not fill it keeps the bits past the tensor.
+  let bits = 32u / LANES;
+  let e = LANES * t;
+  let w = p.out_offset / LANES + t;
+  var word = stored(e);
+  for (var k = 1u; k < LANES; k++) {
+    if (e + k < p.elements) {
+      word = word | (stored(e + k) << (k * bits));
+    } else {
+      word = word | (out[w] & (((1u << bits) - 1u) << (k * bits)));
+    }
+  }
+  out[w] = word;
+)wgsl";
 
 inline constexpr std::string_view part_sort_key_f32 =
 R"wgsl(// Order-preserving unsigned key of a float32 (what the sort family's key_function hole takes): negative floats

@@ -32,6 +32,7 @@ struct Params {
 @group(0) @binding(5) var<uniform> p: Params;
 
 const FOLD_OUT: bool = {{fold_out}};
+const LANES: u32 = {{lanes}}u; // elements per stored word: 1, or 2 and 4 packed 1- and 2-byte ones
 
 {{helpers}}
 
@@ -71,6 +72,11 @@ fn summed(e: u32) -> {{acc}} {
   }
 {{divide}}
   return sum;
+}
+
+// out's element e as the bits (or value) out stores.
+fn stored(e: u32) -> {{array}} {
+  return {{stored}};
 }
 
 @compute @workgroup_size({{workgroup_size}})
