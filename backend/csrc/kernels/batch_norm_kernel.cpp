@@ -185,19 +185,6 @@ Plan<wgsl::BatchNormApplyParams> plan_apply(runtime::DeviceContext& context, con
   return plan;
 }
 
-// Writes v[0..3], elements first..first+3 (those below p.total), as whole words of out.
-std::string store_statement(c10::ScalarType type) {
-  if (c10::elementSize(type) != 2)
-    return "for (var i = 0u; i < 4u; i++) {\n"
-           "    if (first + i < p.total) { out[p.out_offset + first + i] = " + store_form(type, "v[i]") + "; }\n  }";
-  return "for (var w = 0u; w < 2u; w++) {\n"
-         "    let e = first + 2u * w;\n"
-         "    if (e >= p.total) { break; }\n"
-         "    var word = " + store_form(type, "v[2u * w]") + ";\n"
-         "    if (e + 1u < p.total) { word = word | (" + store_form(type, "v[2u * w + 1u]") + " << 16u); }\n"
-         "    out[p.out_offset + e / 2u] = word;\n  }";
-}
-
 void run_apply(runtime::DeviceContext& context, const Apply& a) {
   Plan<wgsl::BatchNormApplyParams> plan = plan_apply(context, a);
   const c10::ScalarType type = a.x.dtype;
@@ -212,7 +199,10 @@ void run_apply(runtime::DeviceContext& context, const Apply& a) {
                                                {"stage", std::to_string(stage)},
                                                {"load_x", typed_load(type, "x", "i")},
                                                {"load_grad", typed_load(type, "grad", "i")},
-                                               {"store", store_statement(type)}});
+                                               {"stored", store_form(type, "v")},
+                                               {"store", std::string(c10::elementSize(type) == 2
+                                                                         ? wgsl::part_batch_norm_store_halves
+                                                                         : wgsl::part_batch_norm_store_one)}});
       },
       plan.params, groups_for(plan.params.threads));
 }

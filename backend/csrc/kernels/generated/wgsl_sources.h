@@ -712,7 +712,7 @@ R"wgsl( d < p.group_channels; d += {{workgroup_size}}u) {
 )wgsl",
 batch_norm_holes, 10};
 
-inline constexpr std::string_view batch_norm_apply_holes[] = {"acc", "out_array", "x_array", "stage", "load_x", "load_grad", "workgroup_size", "store"};
+inline constexpr std::string_view batch_norm_apply_holes[] = {"acc", "out_array", "x_array", "stage", "load_x", "load_grad", "stored", "workgroup_size", "store"};
 inline constexpr Family batch_norm_apply{"batch_norm_apply",
 R"wgsl(// Batch normalisation, the per-element half of forward and backward: each element applies its
 // channel's coefficients (from batch_norm.wgsl or batch_norm_backward.wgsl; 4 {{acc}} per channel,
@@ -763,6 +763,8 @@ const STAGE: u32 = {{stage}}u;
 
 fn x_at(i: u32) -> {{acc}} { return {{acc}}({{load_x}}); }
 fn grad_at(i: u32) -> {{acc}} { return {{acc}}({{load_grad}}); }
+// v as out stores it (a 2-byte value in the low half of a u32).
+fn stored(v: {{acc}}) -> {{out_array}} { return {{stored}}; }
 
 fn value(e: u32, channel: u32) -> {{acc}} {
   let k = p.coef_offset + channel * 4u;
@@ -792,10 +794,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       if (channel == p.channels) { channel = 0u; }
     }
   }
-  {{store}}
+{{store}}
 }
 )wgsl",
-batch_norm_apply_holes, 8};
+batch_norm_apply_holes, 9};
 
 inline constexpr std::string_view batch_norm_backward_holes[] = {"acc", "workgroup_size", "x_array", "stat_array", "param_array", "training", "load_x", "load_grad", "load_mean", "load_spread", "load_weight", "decode_scalar"};
 inline constexpr Family batch_norm_backward{"batch_norm_backward",
@@ -5939,6 +5941,26 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 )wgsl",
 upsample_holes, 10};
+
+inline constexpr std::string_view part_batch_norm_store_halves =
+R"wgsl(// batch_norm_apply.wgsl's store for 2-byte dtypes: v[0..3] as the two u32 words of elements
+// first..first+3; the word of the last element below p.total keeps 0 in its upper half.
+  for (var w = 0u; w < 2u; w++) {
+    let e = first + 2u * w;
+    if (e >= p.total) { break; }
+    var word = stored(v[2u * w]);
+    if (e + 1u < p.total) { word = word | (stored(v[2u * w + 1u]) << 16u); }
+    out[p.out_offset + e / 2u] = word;
+  }
+)wgsl";
+
+inline constexpr std::string_view part_batch_norm_store_one =
+R"wgsl(// batch_norm_apply.wgsl's store for dtypes of 4 or 8 bytes: v[0..3] to elements first..first+3 below
+// p.total.
+  for (var i = 0u; i < 4u; i++) {
+    if (first + i < p.total) { out[p.out_offset + first + i] = stored(v[i]); }
+  }
+)wgsl";
 
 inline constexpr std::string_view part_index_add_store_one =
 R"wgsl(// index_add.wgsl's store for dtypes of 4 or 8 bytes: one element of out per thread.

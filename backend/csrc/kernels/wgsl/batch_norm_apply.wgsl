@@ -29,6 +29,8 @@ const STAGE: u32 = {{stage}}u;
 
 fn x_at(i: u32) -> {{acc}} { return {{acc}}({{load_x}}); }
 fn grad_at(i: u32) -> {{acc}} { return {{acc}}({{load_grad}}); }
+// v as out stores it (a 2-byte value in the low half of a u32).
+fn stored(v: {{acc}}) -> {{out_array}} { return {{stored}}; }
 
 fn value(e: u32, channel: u32) -> {{acc}} {
   let k = p.coef_offset + channel * 4u;
@@ -58,5 +60,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
       if (channel == p.channels) { channel = 0u; }
     }
   }
-  {{store}}
+{{store}}
 }
