@@ -11,12 +11,6 @@
 namespace torch_dml::kernels {
 namespace {
 
-template <typename P>
-struct Plan {
-  Launch launch;
-  P params;
-};
-
 bool computable(c10::ScalarType type) {
   return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble;
 }
@@ -92,8 +86,8 @@ std::string dtype_name(c10::ScalarType type) {
 
 // ---- forward statistics (batch_norm.wgsl)
 
-Plan<wgsl::BatchNormParams> plan_stats(runtime::DeviceContext& context, const BatchNormForward& f) {
-  Plan<wgsl::BatchNormParams> plan{Launch(context, "native_batch_norm", f.input.dtype), {}};
+LaunchPlan<wgsl::BatchNormParams> plan_stats(runtime::DeviceContext& context, const BatchNormForward& f) {
+  LaunchPlan<wgsl::BatchNormParams> plan(context, "native_batch_norm", f.input.dtype);
   Launch& launch = plan.launch;
   const BatchNormShape& s = f.shape;
   const uint64_t total = s.channels * s.count;
@@ -155,9 +149,9 @@ struct Apply {
   std::optional<DeviceTensorRef> grad;
 };
 
-Plan<wgsl::BatchNormApplyParams> plan_apply(runtime::DeviceContext& context, const Apply& a) {
+LaunchPlan<wgsl::BatchNormApplyParams> plan_apply(runtime::DeviceContext& context, const Apply& a) {
   const char* op = a.stage == Stage::Forward ? "native_batch_norm" : "native_batch_norm_backward";
-  Plan<wgsl::BatchNormApplyParams> plan{Launch(context, op, a.x.dtype), {}};
+  LaunchPlan<wgsl::BatchNormApplyParams> plan(context, op, a.x.dtype);
   Launch& launch = plan.launch;
   const uint64_t total = a.shape.channels * a.shape.count;
   const bool packed = c10::elementSize(a.out.dtype) == 2;
@@ -186,7 +180,7 @@ Plan<wgsl::BatchNormApplyParams> plan_apply(runtime::DeviceContext& context, con
 }
 
 void run_apply(runtime::DeviceContext& context, const Apply& a) {
-  Plan<wgsl::BatchNormApplyParams> plan = plan_apply(context, a);
+  LaunchPlan<wgsl::BatchNormApplyParams> plan = plan_apply(context, a);
   const c10::ScalarType type = a.x.dtype;
   const auto stage = static_cast<uint32_t>(a.stage);
   plan.launch.run(
@@ -209,8 +203,8 @@ void run_apply(runtime::DeviceContext& context, const Apply& a) {
 
 // ---- backward sums (batch_norm_backward.wgsl)
 
-Plan<wgsl::BatchNormBackwardParams> plan_backward(runtime::DeviceContext& context, const BatchNormBackward& b) {
-  Plan<wgsl::BatchNormBackwardParams> plan{Launch(context, "native_batch_norm_backward", b.input.dtype), {}};
+LaunchPlan<wgsl::BatchNormBackwardParams> plan_backward(runtime::DeviceContext& context, const BatchNormBackward& b) {
+  LaunchPlan<wgsl::BatchNormBackwardParams> plan(context, "native_batch_norm_backward", b.input.dtype);
   Launch& launch = plan.launch;
   const BatchNormShape& s = b.shape;
   const uint64_t total = s.channels * s.count;
@@ -254,7 +248,7 @@ std::string batch_norm_backward_unsupported_reason(runtime::DeviceContext& conte
 
 void batch_norm_forward(runtime::DeviceContext& context, const BatchNormForward& f) {
   if (f.shape.channels == 0 || f.shape.count == 0) return;
-  Plan<wgsl::BatchNormParams> plan = plan_stats(context, f);
+  LaunchPlan<wgsl::BatchNormParams> plan = plan_stats(context, f);
   const bool update_running = f.training && f.running_mean.has_value();
   const c10::ScalarType type = f.input.dtype;
   const std::string param = f.weight ? dtype_name(f.weight->dtype) : f.bias ? dtype_name(f.bias->dtype) : "-";
@@ -267,7 +261,7 @@ void batch_norm_forward(runtime::DeviceContext& context, const BatchNormForward&
 
 void batch_norm_backward(runtime::DeviceContext& context, const BatchNormBackward& b) {
   if (b.shape.channels == 0 || b.shape.count == 0) return;
-  Plan<wgsl::BatchNormBackwardParams> plan = plan_backward(context, b);
+  LaunchPlan<wgsl::BatchNormBackwardParams> plan = plan_backward(context, b);
   const c10::ScalarType type = b.input.dtype;
   const std::string name = "batch_norm_backward/" + std::to_string(channel_workgroup(b.shape)) + "/" +
                            dtype_name(type) + "/" + dtype_name(b.mean.dtype) + "/" +

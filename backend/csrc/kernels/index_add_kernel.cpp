@@ -10,10 +10,7 @@
 namespace torch_dml::kernels {
 namespace {
 
-struct Plan {
-  Launch launch;
-  wgsl::IndexAddParams params;
-};
+using Plan = LaunchPlan<wgsl::IndexAddParams>;
 
 // Elements a thread stores: 1- and 2-byte dtypes a whole word of them, since WGSL has no 8- or 16-bit
 // stores, and a word shared by threads would need atomics.
@@ -48,7 +45,7 @@ bool unit_alpha(const c10::Scalar& alpha) {
 
 Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
   const c10::ScalarType dtype = a.out.dtype;
-  Plan plan{Launch(context, a.op, dtype), {}};
+  Plan plan(context, a.op, dtype);
   Launch& launch = plan.launch;
   launch.require(dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16 || dtype == c10::kDouble ||
                      dtype == c10::kInt || dtype == c10::kLong || small_integral(dtype),

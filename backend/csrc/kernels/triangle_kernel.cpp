@@ -9,10 +9,7 @@
 namespace torch_dml::kernels {
 namespace {
 
-struct Plan {
-  Launch launch;
-  wgsl::TriangleParams params;
-};
+using Plan = LaunchPlan<wgsl::TriangleParams>;
 
 uint32_t log2_of(size_t power_of_two) {
   uint32_t shift = 0;
@@ -31,7 +28,7 @@ uint64_t total_words(const TriangleProblem& t) {
 }
 
 Plan plan(runtime::DeviceContext& context, const TriangleProblem& t, uint64_t first_word, uint64_t words) {
-  Plan plan{Launch(context, t.lower ? "tril" : "triu", t.src.dtype), {}};
+  Plan plan(context, t.lower ? "tril" : "triu", t.src.dtype);
   Launch& launch = plan.launch;
   const size_t size = t.itemsize;
   launch.require(size == 1 || size == 2 || size == 4 || size == 8 || size == 16, "an element size of " +
