@@ -19,19 +19,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import (
-    AllgatherOptions,
-    AllreduceCoalescedOptions,
-    AllreduceOptions,
-    AllToAllOptions,
-    BarrierOptions,
-    BroadcastOptions,
-    GatherOptions,
-    ReduceOptions,
-    ReduceScatterOptions,
-    ScatterOptions,
-    _create_work_from_future,
-)
+from torch._C import _distributed_c10d as c10d
 
 _library: torch.library.Library | None = None
 
@@ -69,7 +57,7 @@ def _call(boxed_group: torch.ScriptObject, method: str, *args: Any) -> torch.Scr
             # Boxing a Python Work keeps only its C++ half, whose wait() would never return once the Python
             # object is gone: hand over a C++ Work on the same future (its wait() does not raise a failed
             # collective's error; get_future().wait() does).
-            return _create_work_from_future(work.get_future()).boxed()
+            return c10d._create_work_from_future(work.get_future()).boxed()
         return work.boxed()
     backend = group._get_backend(torch.device("dml"))  # raises PyTorch's "No backend type" where none
     if not hasattr(backend, method):
@@ -99,14 +87,14 @@ def _recv_any_source(tensors: _Tensors, group: _Boxed, tag: int) -> _Boxed:
 
 def _reduce(tensors: _Tensors, group: _Boxed, reduce_op: _Boxed, root_rank: int, root_tensor: int,
             async_op: bool = True, timeout: int = -1) -> _Boxed:
-    options = _options(ReduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op,
+    options = _options(c10d.ReduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op,
                        rootRank=root_rank, rootTensor=root_tensor)
     return _call(group, "reduce", tensors, options)
 
 
 def _broadcast(tensors: _Tensors, group: _Boxed, root_rank: int, root_tensor: int, async_op: bool = True,
                timeout: int = -1) -> tuple[_Tensors, _Boxed]:
-    options = _options(BroadcastOptions, async_op=async_op, timeout=timeout, rootRank=root_rank,
+    options = _options(c10d.BroadcastOptions, async_op=async_op, timeout=timeout, rootRank=root_rank,
                        rootTensor=root_tensor)
     return tensors, _call(group, "broadcast", tensors, options)
 
@@ -116,83 +104,83 @@ def _allreduce(tensors: _Tensors, group: _Boxed, reduce_op: _Boxed,
                timeout: int = -1) -> tuple[_Tensors, _Boxed]:
     if sparse_indices is not None:
         raise NotImplementedError("torch_dml dmlccl: sparse all_reduce is not supported on dml tensors")
-    options = _options(AllreduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    options = _options(c10d.AllreduceOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return tensors, _call(group, "allreduce", tensors, options)
 
 
 def _allreduce_coalesced(tensors: _Tensors, group: _Boxed, reduce_op: _Boxed, async_op: bool = True,
                          timeout: int = -1) -> _Boxed:
-    options = _options(AllreduceCoalescedOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    options = _options(c10d.AllreduceCoalescedOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return _call(group, "allreduce_coalesced", tensors, options)
 
 
 def _allgather(outputs: _Rows, inputs: _Tensors, group: _Boxed, async_op: bool = True,
                timeout: int = -1) -> tuple[_Rows, _Boxed]:
-    options = _options(AllgatherOptions, async_op=async_op, timeout=timeout)
+    options = _options(c10d.AllgatherOptions, async_op=async_op, timeout=timeout)
     return outputs, _call(group, "allgather", outputs, inputs, options)
 
 
 def _allgather_base(output: torch.Tensor, input: torch.Tensor, group: _Boxed, async_op: bool = True,
                     timeout: int = -1) -> tuple[torch.Tensor, _Boxed]:
-    options = _options(AllgatherOptions, async_op=async_op, timeout=timeout)
+    options = _options(c10d.AllgatherOptions, async_op=async_op, timeout=timeout)
     return output, _call(group, "_allgather_base", output, input, options)
 
 
 def _allgather_coalesced(outputs: _Rows, inputs: _Tensors, group: _Boxed, async_op: bool = True) -> _Boxed:
-    return _call(group, "allgather_coalesced", outputs, inputs, _options(AllgatherOptions, async_op=async_op))
+    return _call(group, "allgather_coalesced", outputs, inputs, _options(c10d.AllgatherOptions, async_op=async_op))
 
 
 def _allgather_into_tensor_coalesced(outputs: _Tensors, inputs: _Tensors, group: _Boxed,
                                      async_op: bool = True) -> _Boxed:
-    options = _options(AllgatherOptions, async_op=async_op)
+    options = _options(c10d.AllgatherOptions, async_op=async_op)
     return _call(group, "allgather_into_tensor_coalesced", outputs, inputs, options)
 
 
 def _reduce_scatter(outputs: _Tensors, inputs: _Rows, group: _Boxed, reduce_op: _Boxed, async_op: bool = True,
                     timeout: int = -1) -> tuple[_Tensors, _Boxed]:
-    options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    options = _options(c10d.ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return outputs, _call(group, "reduce_scatter", outputs, inputs, options)
 
 
 def _reduce_scatter_base(output: torch.Tensor, input: torch.Tensor, group: _Boxed, reduce_op: _Boxed,
                          async_op: bool = True, timeout: int = -1) -> tuple[torch.Tensor, _Boxed]:
-    options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    options = _options(c10d.ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return output, _call(group, "_reduce_scatter_base", output, input, options)
 
 
 def _reduce_scatter_tensor_coalesced(outputs: _Tensors, inputs: _Tensors, group: _Boxed, reduce_op: _Boxed,
                                      async_op: bool = True, timeout: int = -1) -> _Boxed:
-    options = _options(ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
+    options = _options(c10d.ReduceScatterOptions, async_op=async_op, timeout=timeout, reduce_op=reduce_op)
     return _call(group, "reduce_scatter_tensor_coalesced", outputs, inputs, options)
 
 
 def _gather(outputs: _Rows, inputs: _Tensors, group: _Boxed, root_rank: int, async_op: bool = True,
             timeout: int = -1) -> _Boxed:
-    options = _options(GatherOptions, async_op=async_op, timeout=timeout, rootRank=root_rank)
+    options = _options(c10d.GatherOptions, async_op=async_op, timeout=timeout, rootRank=root_rank)
     return _call(group, "gather", outputs, inputs, options)
 
 
 def _scatter(outputs: _Tensors, inputs: _Rows, group: _Boxed, root_rank: int, async_op: bool = True,
              timeout: int = -1) -> tuple[_Tensors, _Boxed]:
-    options = _options(ScatterOptions, async_op=async_op, timeout=timeout, rootRank=root_rank)
+    options = _options(c10d.ScatterOptions, async_op=async_op, timeout=timeout, rootRank=root_rank)
     return outputs, _call(group, "scatter", outputs, inputs, options)
 
 
 def _alltoall(outputs: _Tensors, inputs: _Tensors, group: _Boxed, async_op: bool = True,
               timeout: int = -1) -> tuple[_Tensors, _Boxed]:
-    options = _options(AllToAllOptions, async_op=async_op, timeout=timeout)
+    options = _options(c10d.AllToAllOptions, async_op=async_op, timeout=timeout)
     return outputs, _call(group, "alltoall", outputs, inputs, options)
 
 
 def _alltoall_base(output: torch.Tensor, input: torch.Tensor, group: _Boxed, output_splits: list[int],
                    input_splits: list[int], async_op: bool = True, timeout: int = -1) -> _Boxed:
-    options = _options(AllToAllOptions, async_op=async_op, timeout=timeout)
+    options = _options(c10d.AllToAllOptions, async_op=async_op, timeout=timeout)
     return _call(group, "alltoall_base", output, input, output_splits, input_splits, options)
 
 
 def _barrier(tensor: torch.Tensor, group: _Boxed, device_ids: list[int], async_op: bool = True,
              timeout: int = -1) -> _Boxed:
-    options = _options(BarrierOptions, async_op=async_op, timeout=timeout, device_ids=list(device_ids))
+    options = _options(c10d.BarrierOptions, async_op=async_op, timeout=timeout, device_ids=list(device_ids))
     return _call(group, "barrier", options)
 
 

@@ -20,18 +20,8 @@ constexpr uint64_t kWorkgroupBytes = 16384;
 constexpr uint64_t kWantedWorkgroups = 1024;
 constexpr uint64_t kMaxSplit = 8;
 
-const char* entry_point(AttentionPass pass) {
-  switch (pass) {
-    case AttentionPass::Forward: return "forward";
-    case AttentionPass::BackwardQuery: return "backward_query";
-    case AttentionPass::BackwardKeyValue: return "backward_key_value";
-  }
-  return "?";
-}
-
-bool computes_on(c10::ScalarType type) {
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
-}
+// attention.wgsl's entry point of each AttentionPass, in its order.
+constexpr const char* kEntryPoints[] = {"forward", "backward_query", "backward_key_value"};
 
 uint64_t vec4s(uint64_t dim) { return (dim + 3) / 4; }
 
@@ -82,7 +72,7 @@ std::string source(const AttentionProblem& s, uint64_t split) {
 
 std::string kernel_name(const AttentionProblem& s, uint64_t split) {
   const std::string mask = s.mask.defined() ? dtype_info(s.mask.ref.dtype)->name : "none";
-  return std::string("attention/") + entry_point(s.pass) + "/" + dtype_info(s.q.ref.dtype)->name + "/mask-" + mask +
+  return std::string("attention/") + name_of(s.pass, kEntryPoints) + "/" + dtype_info(s.q.ref.dtype)->name + "/mask-" + mask +
          "/qk" + std::to_string(vec4s(s.qk_dim)) + "v" + std::to_string(vec4s(s.v_dim)) + "/split" + std::to_string(split);
 }
 
@@ -100,9 +90,9 @@ LaunchPlan<wgsl::AttentionParams> plan(runtime::DeviceContext& context, const At
   LaunchPlan<wgsl::AttentionParams> plan(context, "scaled_dot_product_attention", type);
   Launch& launch = plan.launch;
   wgsl::AttentionParams& p = plan.params;
-  launch.require(computes_on(type) && s.k.ref.dtype == type && s.v.ref.dtype == type,
+  launch.require(is_float_family(type) && s.k.ref.dtype == type && s.v.ref.dtype == type,
                  "fused attention takes float32, float16 or bfloat16 query, key and value of one dtype");
-  launch.require(!s.mask.defined() || s.mask.ref.dtype == c10::kBool || computes_on(s.mask.ref.dtype),
+  launch.require(!s.mask.defined() || s.mask.ref.dtype == c10::kBool || is_float_family(s.mask.ref.dtype),
                  "fused attention takes a bool or floating attn_mask");
   launch.require(s.qk_dim >= 1 && s.qk_dim <= kAttentionMaxHeadDim && s.v_dim >= 1 && s.v_dim <= kAttentionMaxHeadDim,
                  "fused attention takes head dims from 1 to 128");
@@ -168,7 +158,7 @@ std::string attention_unsupported_reason(runtime::DeviceContext& context, const 
 void attention(runtime::DeviceContext& context, const AttentionProblem& s) {
   const uint64_t split = split_of(context, s);
   if (workgroups(s, split) == 0) return;
-  plan(context, s).run(kernel_name(s, split), [&] { return source(s, split); }, workgroups(s, split), entry_point(s.pass));
+  plan(context, s).run(kernel_name(s, split), [&] { return source(s, split); }, workgroups(s, split), name_of(s.pass, kEntryPoints));
 }
 
 } // namespace torch_dml::kernels

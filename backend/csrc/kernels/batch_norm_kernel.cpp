@@ -12,7 +12,7 @@ namespace torch_dml::kernels {
 namespace {
 
 bool computable(c10::ScalarType type) {
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble;
+  return is_float_family(type) || type == c10::kDouble;
 }
 
 // float64 for float64 input, float32 for the rest.

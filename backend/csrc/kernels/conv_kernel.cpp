@@ -10,6 +10,7 @@
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
+#include "kernels/split_k.h"
 #include "kernels/wgsl_family.h"
 #include "runtime/allocator.h"
 
@@ -18,28 +19,16 @@ namespace {
 
 constexpr uint64_t kTile = 64;
 constexpr uint32_t kKStep = 16;
-// Split-K of grad_weight, sized as the GEMM's (matmul_kernel.cpp): enough workgroups for the largest
-// GPUs, slices deep enough that each partial tile's store is a small part of its slice's work.
-constexpr uint64_t kSplitTargetGroups = 512;
+// Split-K of grad_weight (kernels/split_k.h): slices deep enough that each partial tile's store is a
+// small part of its slice's work.
 constexpr uint64_t kMinSliceDepth = 256;
-constexpr uint64_t kMaxSlices = 64;
 // The most of K one workgroup walks: on lavapipe a workgroup walking 59424 or 60000 of K summed wrong
 // (one walking 56416 or 50000 was right; the cause is not known), so deeper reductions are split
 // (grad_weight) or take the im2col route (forward, grad_input).
 constexpr uint64_t kMaxDepth = 32768;
 
-const char* pass_name(ConvPass pass) {
-  switch (pass) {
-    case ConvPass::Forward: return "conv2d";
-    case ConvPass::GradInput: return "conv2d_grad_input";
-    case ConvPass::GradWeight: return "conv2d_grad_weight";
-  }
-  return "?";
-}
-
-bool computable(c10::ScalarType type) {
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
-}
+// The op of each ConvPass, in its order.
+constexpr const char* kPassOps[] = {"conv2d", "conv2d_grad_input", "conv2d_grad_weight"};
 
 // Elements from an operand's first to the last one its strides reach over `sizes` (0 when empty).
 uint64_t span_of(const ConvOperand& op, const uint64_t (&sizes)[4]) {
@@ -140,15 +129,12 @@ GemmShape gemm_shape(const Conv2dProblem& c, const Walk& walk) {
 
 uint64_t slices_for(runtime::DeviceContext& context, const Conv2dProblem& c, const GemmShape& s) {
   if (c.pass != ConvPass::GradWeight) return 1;
-  const uint64_t tiles = ((s.m + kTile - 1) / kTile) * ((s.n + kTile - 1) / kTile) * c.g.groups;
-  if (tiles * 2 > kSplitTargetGroups || s.k < 2 * kMinSliceDepth) return 1;
-  uint64_t slices = std::min({(kSplitTargetGroups + tiles - 1) / tiles, s.k / kMinSliceDepth, kMaxSlices});
-  const uint64_t per_slice = c.g.out_channels * s.n * sizeof(float);
-  const uint64_t binding = context.limits().maxStorageBufferBindingSize;
-  const uint64_t slack = context.limits().minStorageBufferOffsetAlignment;
-  slices = std::min(slices, binding > slack ? (binding - slack) / per_slice : 0);
-  slices = std::min<uint64_t>(slices, context.limits().maxComputeWorkgroupsPerDimension / c.g.groups);
-  return std::max<uint64_t>(slices, 1);
+  return split_k_slices(context, {.tiles = ((s.m + kTile - 1) / kTile) * ((s.n + kTile - 1) / kTile) * c.g.groups,
+                                  .k = s.k,
+                                  .batches = c.g.groups,
+                                  .bytes_per_slice = c.g.out_channels * s.n * sizeof(float),
+                                  .min_slice_depth = kMinSliceDepth,
+                                  .min_split_depth = 2 * kMinSliceDepth});
 }
 
 bool columns_linear(const Conv2dProblem& c);
@@ -163,8 +149,7 @@ uint64_t split_slices(runtime::DeviceContext& context, const Conv2dProblem& c, c
   slices = std::min(slices, std::max<uint64_t>(binding / std::max<uint64_t>(per_slice, 1), 1));
   slices = std::min<uint64_t>(slices, context.limits().maxComputeWorkgroupsPerDimension / c.g.groups);
   if (slices <= 1) return 1;
-  const uint64_t depth = ((s.k + slices - 1) / slices + kKStep - 1) / kKStep * kKStep;
-  return (s.k + depth - 1) / depth;
+  return round_slices(s.k, slices, kKStep).slices;
 }
 
 // Whether grad_weight's columns (channel, kh, kw), in the order the kernel walks them, are one stride-1
@@ -177,9 +162,8 @@ bool columns_linear(const Conv2dProblem& c) {
   return s[3] == 1 && s[2] == kw && s[1] == kh * kw;
 }
 
-struct Plan {
-  Launch launch;
-  wgsl::Conv2dParams params{};
+struct Plan : LaunchPlan<wgsl::Conv2dParams> {
+  using LaunchPlan::LaunchPlan;
   GemmShape shape;
   uint64_t slices = 1;
   uint64_t depth = 0;
@@ -194,9 +178,9 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
   const ConvOperand& windowed = grad_input ? c.grad_output : c.input;
   const ConvOperand& plain = c.pass == ConvPass::GradWeight ? c.grad_output : c.weight;
   const c10::ScalarType type = windowed.ref.dtype;
-  Plan plan{Launch(context, pass_name(c.pass), type)};
+  Plan plan(context, name_of(c.pass, kPassOps), type);
   Launch& launch = plan.launch;
-  launch.require(computable(type), "a dtype other than float32, float16 or bfloat16");
+  launch.require(is_float_family(type), "a dtype other than float32, float16 or bfloat16");
   launch.require(plain.ref.dtype == type && (!c.bias || c.bias->dtype == type), "operands of different dtypes");
   launch.require(c.out.ref.dtype == c10::kFloat, "an output other than float32");
   launch.require(g.groups > 0 && g.in_channels % g.groups == 0 && g.out_channels % g.groups == 0,
@@ -217,7 +201,7 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
                      (plan.slices == 1 || (s.m + kTile - 1) / kTile <= max_groups),
                  "more output tiles than one dispatch holds");
   plan.depth = s.k;
-  if (plan.slices > 1) plan.depth = ((s.k + plan.slices - 1) / plan.slices + kKStep - 1) / kKStep * kKStep;
+  if (plan.slices > 1) plan.depth = round_slices(s.k, plan.slices, kKStep).depth;
   launch.require(plan.depth <= kMaxDepth, "a reduction deeper than 32768 in one workgroup");
 
   wgsl::Conv2dParams& p = plan.params;
@@ -287,7 +271,8 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
 }
 
 std::string gemm_source(const Conv2dProblem& c, const Plan& plan, c10::ScalarType type) {
-  return render(wgsl::conv2d, {{"pass", std::to_string(static_cast<uint32_t>(c.pass))},
+  return render(wgsl::conv2d, {{"acc", "f32"},
+                               {"pass", std::to_string(static_cast<uint32_t>(c.pass))},
                                {"channels_last", c.channels_last ? "true" : "false"},
                                {"with_bias", c.bias ? "true" : "false"},
                                {"a_k_fast", plan.a_k_fast ? "true" : "false"},
@@ -299,16 +284,16 @@ std::string gemm_source(const Conv2dProblem& c, const Plan& plan, c10::ScalarTyp
 
 void run_gemm(Plan& plan, const Conv2dProblem& c, uint32_t max_groups) {
   const c10::ScalarType type = c.pass == ConvPass::GradInput ? c.grad_output.ref.dtype : c.input.ref.dtype;
-  const std::string name = std::string(pass_name(c.pass)) + "/" + dtype_info(type)->name +
+  const std::string name = std::string(name_of(c.pass, kPassOps)) + "/" + dtype_info(type)->name +
       (c.channels_last ? "/cl" : "") + (c.bias ? "/bias" : "") + (plan.a_k_fast ? "/ak" : "") +
       (plan.b_k_fast ? "/bk" : "");
   const uint64_t row_tiles = (plan.shape.m + kTile - 1) / kTile;
   for (uint64_t first = 0; first < std::max<uint64_t>(row_tiles, 1); first += max_groups) {
     plan.params.row_base = static_cast<uint32_t>(first * kTile);
-    plan.launch.run3d(name, [&, type] { return gemm_source(c, plan, type); }, plan.params,
-                      static_cast<uint32_t>((plan.shape.n + kTile - 1) / kTile),
-                      static_cast<uint32_t>(std::min<uint64_t>(row_tiles - first, max_groups)),
-                      static_cast<uint32_t>(c.g.groups * plan.slices));
+    plan.run3d(name, [&, type] { return gemm_source(c, plan, type); },
+               static_cast<uint32_t>((plan.shape.n + kTile - 1) / kTile),
+               static_cast<uint32_t>(std::min<uint64_t>(row_tiles - first, max_groups)),
+               static_cast<uint32_t>(c.g.groups * plan.slices));
   }
 }
 
@@ -316,8 +301,9 @@ void run_gemm(Plan& plan, const Conv2dProblem& c, uint32_t max_groups) {
 void sum_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const DeviceTensorRef& partials,
                 uint64_t slices) {
   const uint64_t rows = c.g.out_channels, cols = (c.g.in_channels / c.g.groups) * c.g.kernel_h * c.g.kernel_w;
-  Launch launch(context, pass_name(c.pass), c.input.ref.dtype);
-  wgsl::GemmSplitSumParams params = {};
+  LaunchPlan<wgsl::GemmSplitSumParams> plan(context, name_of(c.pass, kPassOps), c.input.ref.dtype);
+  Launch& launch = plan.launch;
+  wgsl::GemmSplitSumParams& params = plan.params;
   params.dims[0] = static_cast<uint32_t>(rows);
   params.dims[1] = static_cast<uint32_t>(cols);
   params.dims[2] = static_cast<uint32_t>(slices);
@@ -329,36 +315,38 @@ void sum_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const D
   params.partials[0] = launch.bind(partials, slices * rows * cols);
   params.partials[1] = static_cast<uint32_t>(rows * cols);
   params.addend[0] = launch.bind(c.out.ref, span_of(c.out, w_sizes));
-  launch.run("conv2d_split_sum",
-             [] {
-               return render(wgsl::gemm_split_sum, {{"acc", "f32"},
-                                                    {"operand_array", "array<f32>"},
-                                                    {"load_addend", "addend[i]"},
-                                                    {"alpha", "1.0"},
-                                                    {"beta", "0.0"},
-                                                    {"with_addend", "false"},
-                                                    {"workgroup_size", std::to_string(kWorkgroupSize)}});
-             },
-             params, groups_for(rows * cols));
+  plan.run("conv2d_split_sum",
+           [] {
+             return render(wgsl::gemm_split_sum, {{"acc", "f32"},
+                                                  {"operand_array", "array<f32>"},
+                                                  {"load_addend", "addend[i]"},
+                                                  {"alpha", "1.0"},
+                                                  {"beta", "0.0"},
+                                                  {"with_addend", "false"},
+                                                  {"workgroup_size", std::to_string(kWorkgroupSize)}});
+           },
+           groups_for(rows * cols));
 }
 
-Launch depthwise_plan(runtime::DeviceContext& context, const Conv2dProblem& c, wgsl::Conv2dDepthwiseParams& p) {
+LaunchPlan<wgsl::Conv2dDepthwiseParams> depthwise_plan(runtime::DeviceContext& context, const Conv2dProblem& c) {
   const Conv2dGeometry& g = c.g;
   const bool backward = c.pass == ConvPass::GradInput;
   // The tensor the taps read: the input, or grad_output for grad_input.
   const ConvOperand& read = backward ? c.grad_output : c.input;
   const c10::ScalarType type = read.ref.dtype;
-  Launch launch(context, pass_name(c.pass), type);
-  launch.require(computable(type), "a dtype other than float32, float16 or bfloat16");
+  LaunchPlan<wgsl::Conv2dDepthwiseParams> plan(context, name_of(c.pass, kPassOps), type);
+  Launch& launch = plan.launch;
+  launch.require(is_float_family(type), "a dtype other than float32, float16 or bfloat16");
   launch.require(c.weight.ref.dtype == type && (!c.bias || c.bias->dtype == type), "operands of different dtypes");
   launch.require(c.out.ref.dtype == c10::kFloat, "an output other than float32");
   for (const ConvOperand* op : {&read, &c.weight, &c.out})
     launch.require(strides_fit(*op), "a negative stride or one above 2^32");
-  if (!launch.ok()) return launch;
+  if (!launch.ok()) return plan;
   const uint64_t count =
       backward ? g.batch * g.in_channels * g.in_h * g.in_w : g.batch * g.out_channels * g.out_h * g.out_w;
   launch.require_u32(count, "output elements");
   require_spatial(launch, g);
+  wgsl::Conv2dDepthwiseParams& p = plan.params;
   p.count = static_cast<uint32_t>(count);
   p.channels = static_cast<uint32_t>(backward ? g.in_channels : g.out_channels);
   p.multiplier = static_cast<uint32_t>(g.out_channels / g.groups);
@@ -384,26 +372,26 @@ Launch depthwise_plan(runtime::DeviceContext& context, const Conv2dProblem& c, w
   p.input_offset = launch.bind(read.ref, span_of(read, backward ? y_sizes : x_sizes));
   p.weight_offset = launch.bind(c.weight.ref, span_of(c.weight, w_sizes));
   p.bias_offset = c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(c.weight.ref, span_of(c.weight, w_sizes));
-  return launch;
+  return plan;
 }
 
-void run_depthwise(Launch& launch, const Conv2dProblem& c, const wgsl::Conv2dDepthwiseParams& p) {
+void run_depthwise(LaunchPlan<wgsl::Conv2dDepthwiseParams>& plan, const Conv2dProblem& c) {
   const bool backward = c.pass == ConvPass::GradInput;
   const c10::ScalarType type = backward ? c.grad_output.ref.dtype : c.input.ref.dtype;
   const bool cl = c.channels_last, bias = c.bias.has_value();
   const std::string name = std::string("conv2d_depthwise/") + dtype_info(type)->name + (cl ? "/cl" : "") +
       (bias ? "/bias" : "") + (backward ? "/grad_input" : "");
-  launch.run(name,
-             [=] {
-               return render(wgsl::conv2d_depthwise, {{"channels_last", cl ? "true" : "false"},
-                                                      {"with_bias", bias ? "true" : "false"},
-                                                      {"backward", backward ? "true" : "false"},
-                                                      {"load_input", load(type, "input")},
-                                                      {"load_weight", load(type, "weight")},
-                                                      {"load_bias", load(type, "bias")},
-                                                      {"workgroup_size", std::to_string(kWorkgroupSize)}});
-             },
-             p, groups_for(p.count));
+  plan.run(name,
+           [=] {
+             return render(wgsl::conv2d_depthwise, {{"channels_last", cl ? "true" : "false"},
+                                                    {"with_bias", bias ? "true" : "false"},
+                                                    {"backward", backward ? "true" : "false"},
+                                                    {"load_input", load(type, "input")},
+                                                    {"load_weight", load(type, "weight")},
+                                                    {"load_bias", load(type, "bias")},
+                                                    {"workgroup_size", std::to_string(kWorkgroupSize)}});
+           },
+           groups_for(plan.params.count));
 }
 
 // grad_input: one walk per phase of the stride that holds input positions; the other passes: one.
@@ -431,16 +419,13 @@ bool conv2d_is_depthwise(const Conv2dGeometry& g) {
 }
 
 std::string conv2d_unsupported_reason(runtime::DeviceContext& context, const Conv2dProblem& c) {
-  if (uses_depthwise(c)) {
-    wgsl::Conv2dDepthwiseParams p{};
-    return depthwise_plan(context, c, p).reason();
-  }
+  if (uses_depthwise(c)) return depthwise_plan(context, c).reason();
   // Planned without partials: the scratch they need is the allocator's to give, and the one-pass
   // kernel binds nothing larger.
   for (const Walk& walk : walks(c)) {
     // Checked at the split conv2d() will run (without binding its partials).
     const uint64_t slices = split_slices(context, c, gemm_shape(c, walk));
-    std::string reason = plan(context, c, walk, nullptr, slices).launch.reason();
+    std::string reason = plan(context, c, walk, nullptr, slices).reason();
     if (!reason.empty()) return reason;
   }
   return "";
@@ -449,9 +434,8 @@ std::string conv2d_unsupported_reason(runtime::DeviceContext& context, const Con
 void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
   const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
   if (uses_depthwise(c)) {
-    wgsl::Conv2dDepthwiseParams p{};
-    Launch launch = depthwise_plan(context, c, p);
-    run_depthwise(launch, c, p); // throws the reason when it cannot run
+    auto plan = depthwise_plan(context, c);
+    run_depthwise(plan, c); // throws the reason when it cannot run
     return;
   }
   if (c.pass == ConvPass::GradInput) {

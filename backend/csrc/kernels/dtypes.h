@@ -27,6 +27,12 @@ struct DtypeInfo {
 // The dtypes kernels can compute on; nullopt for the rest (complex, uint16+, float8, quantized).
 std::optional<DtypeInfo> dtype_info(c10::ScalarType type);
 
+// float32, float16 or bfloat16: the floats every adapter computes on (in float32, the 16-bit ones
+// widened on load), which the float-only kernels take; float64 needs features some adapters lack.
+inline bool is_float_family(c10::ScalarType type) {
+  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+}
+
 const char* wgsl_type(Value value);
 std::string zero_literal(Value value);
 std::string one_literal(Value value);

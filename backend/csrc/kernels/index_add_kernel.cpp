@@ -47,7 +47,7 @@ Plan plan(runtime::DeviceContext& context, const IndexAddProblem& a) {
   const c10::ScalarType dtype = a.out.dtype;
   Plan plan(context, a.op, dtype);
   Launch& launch = plan.launch;
-  launch.require(dtype == c10::kFloat || dtype == c10::kHalf || dtype == c10::kBFloat16 || dtype == c10::kDouble ||
+  launch.require(is_float_family(dtype) || dtype == c10::kDouble ||
                      dtype == c10::kInt || dtype == c10::kLong || small_integral(dtype),
                  "a dtype other than a float, an integer or bool");
   // A product, extreme or mean of 1- and 2-byte integers would need the CPU's narrower intermediate

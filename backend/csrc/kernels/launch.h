@@ -11,6 +11,7 @@
 
 #include <c10/core/ScalarType.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -110,6 +111,12 @@ struct LaunchPlan {
     launch.run(kernel, make_source, params, groups, entry);
   }
 
+  // Launch::run3d with these params.
+  void run3d(const std::string& kernel, const std::function<std::string()>& make_source, uint32_t groups_x,
+             uint32_t groups_y, uint32_t groups_z, const char* entry = "main") {
+    launch.run3d(kernel, make_source, params, groups_x, groups_y, groups_z, entry);
+  }
+
   Launch launch;
   P params{};
 };
@@ -119,6 +126,14 @@ struct LaunchPlan {
 // plan deciding how to split its work before it binds anything.
 bool fits_one_binding(runtime::DeviceContext& context, const DeviceTensorRef& t, uint64_t count,
                       uint64_t itemsize = 0);
+
+// Enumerator `value`'s entry in `names`, listed in the enum's order from 0 ("?" past them): a kernel's
+// op and entry-point names as a table beside its enum, not a switch per kernel.
+template <typename Enum, size_t N>
+constexpr const char* name_of(Enum value, const char* const (&names)[N]) {
+  const auto i = static_cast<size_t>(value);
+  return i < N ? names[i] : "?";
+}
 
 // Workgroups for `threads` threads of kWorkgroupSize.
 inline uint64_t groups_for(uint64_t threads) {

@@ -100,7 +100,7 @@ std::string held_backward_source(c10::ScalarType type, c10::ScalarType out_type,
 } // namespace
 
 std::string layer_norm_unsupported_reason(runtime::DeviceContext& context, c10::ScalarType type, uint64_t elements) {
-  if (type != c10::kFloat && type != c10::kHalf && type != c10::kBFloat16 && type != c10::kDouble)
+  if (!is_float_family(type) && type != c10::kDouble)
     return std::string("no native layer_norm for ") + c10::toString(type);
   // eps reaches the float64 kernels as two words reassembled through u64.
   if (type == c10::kDouble &&
@@ -120,6 +120,22 @@ struct ForwardPlan {
   Launch launch;
   std::optional<HeldShape> held;
   uint32_t out, mean, rstd, x, weight, bias; // first elements within the bindings' windows
+
+  // Either kernel's Params but for the row length: the held kernel counts its operands in vectors of
+  // `width` elements, the workgroup-per-row kernel (width 1) in elements; mean and rstd are per row.
+  template <typename P>
+  P params(const LayerNormForward& f, uint32_t width) const {
+    P p{};
+    p.rows = static_cast<uint32_t>(f.rows);
+    set_eps(p.eps, f.eps, f.input.dtype);
+    p.out_offset = out / width;
+    p.mean_offset = mean;
+    p.rstd_offset = rstd;
+    p.x_offset = x / width;
+    p.weight_offset = weight / width;
+    p.bias_offset = bias / width;
+    return p;
+  }
 };
 
 ForwardPlan plan_forward(runtime::DeviceContext& context, const LayerNormForward& f) {
@@ -155,31 +171,15 @@ void layer_norm_forward(runtime::DeviceContext& context, const LayerNormForward&
   if (plan.held) {
     const HeldShape shape = *plan.held;
     const uint32_t width = shape.vec_width;
-    wgsl::LayerNormHeldParams p;
-    p.rows = static_cast<uint32_t>(f.rows);
+    auto p = plan.params<wgsl::LayerNormHeldParams>(f, width);
     p.width = static_cast<uint32_t>(f.length / width);
-    set_eps(p.eps, f.eps, type);
-    p.out_offset = plan.out / width;
-    p.mean_offset = plan.mean;
-    p.rstd_offset = plan.rstd;
-    p.x_offset = plan.x / width;
-    p.weight_offset = plan.weight / width;
-    p.bias_offset = plan.bias / width;
     const std::string name = "layer_norm_held/" + variant + "/" + dtype_info(f.out.dtype)->name + "/" + shape.name();
     plan.launch.run(name, [&] { return held_forward_source(type, f.out.dtype, shape, f.weight.has_value(), f.bias.has_value()); },
                     p, shape.groups(f.rows));
     return;
   }
-  wgsl::LayerNormParams p;
-  p.rows = static_cast<uint32_t>(f.rows);
+  auto p = plan.params<wgsl::LayerNormParams>(f, 1);
   p.length = static_cast<uint32_t>(f.length);
-  set_eps(p.eps, f.eps, type);
-  p.out_offset = plan.out;
-  p.mean_offset = plan.mean;
-  p.rstd_offset = plan.rstd;
-  p.x_offset = plan.x;
-  p.weight_offset = plan.weight;
-  p.bias_offset = plan.bias;
   plan.launch.run("layer_norm/" + variant, [&] { return forward_source(type, f.weight.has_value(), f.bias.has_value()); }, p,
                   f.rows);
 }
@@ -192,6 +192,21 @@ struct BackwardPlan {
   Launch launch;
   std::optional<HeldShape> held;
   uint32_t grad_input, weighted, g, x, mean, rstd, weight;
+
+  // As ForwardPlan::params.
+  template <typename P>
+  P params(const LayerNormBackward& b, uint32_t width) const {
+    P p{};
+    p.rows = static_cast<uint32_t>(b.rows);
+    p.grad_input_offset = grad_input / width;
+    p.weighted_offset = weighted / width;
+    p.g_offset = g / width;
+    p.x_offset = x / width;
+    p.mean_offset = mean;
+    p.rstd_offset = rstd;
+    p.weight_offset = weight / width;
+    return p;
+  }
 };
 
 BackwardPlan plan_backward(runtime::DeviceContext& context, const LayerNormBackward& b) {
@@ -231,16 +246,8 @@ void layer_norm_backward(runtime::DeviceContext& context, const LayerNormBackwar
   if (plan.held) {
     const HeldShape shape = *plan.held;
     const uint32_t width = shape.vec_width;
-    wgsl::LayerNormHeldBackwardParams p;
-    p.rows = static_cast<uint32_t>(b.rows);
+    auto p = plan.params<wgsl::LayerNormHeldBackwardParams>(b, width);
     p.width = static_cast<uint32_t>(b.length / width);
-    p.grad_input_offset = plan.grad_input / width;
-    p.weighted_offset = plan.weighted / width;
-    p.g_offset = plan.g / width;
-    p.x_offset = plan.x / width;
-    p.mean_offset = plan.mean;
-    p.rstd_offset = plan.rstd;
-    p.weight_offset = plan.weight / width;
     const std::string name = std::string("layer_norm_held_backward/") + dtype_info(type)->name + (weight ? "/w" : "") +
                              (keep_weighted ? "/weighted/" : "/") + dtype_info(b.grad_input.dtype)->name + "/" +
                              shape.name();
@@ -248,16 +255,8 @@ void layer_norm_backward(runtime::DeviceContext& context, const LayerNormBackwar
                     shape.groups(b.rows));
     return;
   }
-  wgsl::LayerNormBackwardParams p;
-  p.rows = static_cast<uint32_t>(b.rows);
+  auto p = plan.params<wgsl::LayerNormBackwardParams>(b, 1);
   p.length = static_cast<uint32_t>(b.length);
-  p.grad_input_offset = plan.grad_input;
-  p.weighted_offset = plan.weighted;
-  p.g_offset = plan.g;
-  p.x_offset = plan.x;
-  p.mean_offset = plan.mean;
-  p.rstd_offset = plan.rstd;
-  p.weight_offset = plan.weight;
   const std::string name = std::string("layer_norm_backward/") + dtype_info(type)->name + (weight ? "/w" : "");
   plan.launch.run(name, [&] { return backward_source(type, weight); }, p, b.rows);
 }

@@ -9,6 +9,7 @@
 #include "kernels/generated/wgsl_params.h"
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
+#include "kernels/split_k.h"
 #include "runtime/allocator.h"
 
 namespace torch_dml::kernels {
@@ -27,20 +28,12 @@ static_assert(sizeof(wgsl::GemmParams) == sizeof(wgsl::Gemm128Params) &&
 constexpr uint32_t kLargeTile = 128;
 constexpr uint32_t kLargeSlice = 8;
 
-// Split-K: an output of few tiles over a long K leaves most of a large GPU idle (a 64x8192x64 product
-// is one workgroup walking all of K), so K is cut into slices, one workgroup per (tile, slice), each
-// writing its partial tile into a scratch buffer that gemm_split_sum.wgsl adds up in slice order.
-// WebGPU does not say how many compute units an adapter has, so the plan aims at the largest GPUs
-// (132 SMs on an H100/H200: a few workgroups each) and costs a small one only the partial tiles' traffic.
-constexpr uint64_t kSplitTargetGroups = 512;
-// A slice at least this deep (eight K steps of gemm.wgsl, sixteen of gemm128.wgsl): each slice's
-// workgroup also stores a whole partial tile, which costs about what 64 of K do on lavapipe.
+// Split-K (kernels/split_k.h): a slice at least this deep (eight K steps of gemm.wgsl, sixteen of
+// gemm128.wgsl), as each slice's workgroup also stores a whole partial tile, which costs about what 64
+// of K do on lavapipe.
 constexpr uint64_t kMinSliceDepth = 128;
 // Below this K one workgroup's walk costs about what a second dispatch does: no split.
 constexpr uint64_t kMinSplitDepth = 512;
-// A thread of the second pass reads its slices one after another: few enough that its latency stays
-// below the first pass's, with only one thread per output element to hide it.
-constexpr uint64_t kMaxSlices = 64;
 // Slices start on a K step of both kernels (16 and 8).
 constexpr uint64_t kSliceStep = 16;
 
@@ -102,30 +95,20 @@ bool fits_binding(runtime::DeviceContext& context, const MatrixOperand& op, uint
   return fits_one_binding(context, op.ref, span_of(op, batch, rows, cols));
 }
 
-// How many slices of how many K elements a problem runs in; one slice is the plain one-pass kernel.
-struct SplitPlan {
-  uint64_t slices = 1;
-  uint64_t depth = 0;
-};
-
 SplitPlan split_plan(runtime::DeviceContext& context, const GemmProblem& g, uint64_t tile) {
-  SplitPlan plan{1, g.k};
-  const uint64_t tiles = ((g.m + tile - 1) / tile) * ((g.n + tile - 1) / tile) * g.batch;
+  const SplitPlan whole{1, g.k};
   // Beyond 2^31 a slice's end could wrap in the kernel's u32 arithmetic.
-  if (tiles * 2 > kSplitTargetGroups || g.k < kMinSplitDepth || g.k >= (1ull << 31)) return plan;
-  uint64_t slices = std::min({(kSplitTargetGroups + tiles - 1) / tiles, g.k / kMinSliceDepth, kMaxSlices});
-  // The partials are one storage binding (lavapipe: 128 MiB), and slices * batches one dispatch's z.
-  const uint64_t bytes_per_slice = g.batch * g.m * g.n * c10::elementSize(gemm_accumulator(g.a.ref.dtype));
-  const uint64_t binding = context.limits().maxStorageBufferBindingSize;
-  const uint64_t slack = context.limits().minStorageBufferOffsetAlignment;
-  slices = std::min(slices, binding > slack ? (binding - slack) / bytes_per_slice : 0);
-  slices = std::min<uint64_t>(slices, context.limits().maxComputeWorkgroupsPerDimension / g.batch);
-  if (slices < 2) return plan;
-  const uint64_t depth = ((g.k + slices - 1) / slices + kSliceStep - 1) / kSliceStep * kSliceStep;
-  plan.slices = (g.k + depth - 1) / depth; // no slice left empty by the rounding of the depth
-  plan.depth = depth;
-  if (plan.slices < 2) plan = {1, g.k};
-  return plan;
+  if (g.k >= (1ull << 31)) return whole;
+  const uint64_t slices = split_k_slices(
+      context, {.tiles = ((g.m + tile - 1) / tile) * ((g.n + tile - 1) / tile) * g.batch,
+                .k = g.k,
+                .batches = g.batch,
+                .bytes_per_slice = g.batch * g.m * g.n * c10::elementSize(gemm_accumulator(g.a.ref.dtype)),
+                .min_slice_depth = kMinSliceDepth,
+                .min_split_depth = kMinSplitDepth});
+  if (slices < 2) return whole;
+  const SplitPlan plan = round_slices(g.k, slices, kSliceStep);
+  return plan.slices < 2 ? whole : plan;
 }
 
 bool strides_fit(const MatrixOperand& op) {

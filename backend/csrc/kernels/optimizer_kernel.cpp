@@ -72,12 +72,12 @@ struct Chunk {
 // Binds the chunk's slots: `bind_slot(launch, step, per_word, slot, params)` binds one step's operands
 // in the family's order and records its offsets in `params` (null past the chunk's steps); slots past the chunk's steps bind its first
 // step again, which no workgroup reads, so every chunk of a call shares one variant. Then the shared
-// device scalars, and the slot table's workgroups and elements.
+// device scalars, and the slot table's workgroups and elements, over the fields `shared` gives.
 template <typename P, typename Step, typename BindSlot>
 Chunk<P> plan_chunk(runtime::DeviceContext& context, const char* op, const std::vector<const Step*>& steps,
-                    uint32_t slots, BindSlot&& bind_slot) {
+                    uint32_t slots, BindSlot&& bind_slot, const P& shared) {
   const c10::ScalarType type = steps.front()->param.dtype;
-  Chunk<P> chunk{Launch(context, op, type), type};
+  Chunk<P> chunk{Launch(context, op, type), type, shared};
   Launch& launch = chunk.launch;
   const auto lanes = lanes_of(type);
   launch.require(lanes.has_value(), "a dtype other than float32, float16 or bfloat16");
@@ -106,7 +106,7 @@ Chunk<P> plan_chunk(runtime::DeviceContext& context, const char* op, const std::
 template <typename P>
 std::string record_chunks(runtime::DeviceContext& context, std::vector<Chunk<P>>& chunks, const wgsl::Family& family,
                           uint32_t slots, std::span<const char* const> operands, const char* optional_operand,
-                          bool with_optional, std::initializer_list<std::pair<const char*, bool>> options) {
+                          bool with_optional, std::span<const std::pair<const char*, bool>> options) {
   for (const Chunk<P>& c : chunks)
     if (!c.launch.ok()) return c.launch.reason();
   if (chunks.empty()) return "";
@@ -133,6 +133,48 @@ std::string record_chunks(runtime::DeviceContext& context, std::vector<Chunk<P>>
   return "";
 }
 
+// Plans and records a call's steps: chunks of at most the slots the adapter binds (plan_chunk, with
+// `bind_slot`), each starting from `shared`, the Params fields one call's steps share (the first
+// step's hyperparameters); then record_chunks with the optimizer's own options followed by those
+// every fused optimizer has.
+template <typename P, typename Step, typename BindSlot>
+std::string run_steps(runtime::DeviceContext& context, const char* op, std::span<const Step> steps, const P& shared,
+                      BindSlot&& bind_slot, const wgsl::Family& family, std::span<const char* const> operands,
+                      const char* optional_operand, bool with_optional,
+                      std::initializer_list<std::pair<const char*, bool>> own_options) {
+  const Step& first = steps.front();
+  std::vector<std::pair<const char*, bool>> options(own_options);
+  options.insert(options.end(), {{"maximize", first.maximize},
+                                 {"weight_decay", first.weight_decay != 0},
+                                 {"lr_tensor", first.scalars.lr.has_value()},
+                                 {"scale", first.scalars.scale.has_value()},
+                                 {"found_inf", first.scalars.found_inf.has_value()}});
+  const uint32_t slots = slots_for(context, static_cast<uint32_t>(operands.size()), 1);
+  std::vector<Chunk<P>> chunks;
+  for (const auto& group : chunks_of(steps, slots))
+    chunks.push_back(plan_chunk<P>(context, op, group, slots, bind_slot, shared));
+  return record_chunks(context, chunks, family, slots, operands, optional_operand, with_optional, options);
+}
+
+// The Params fields a call's steps share, from its first step.
+wgsl::FusedAdamParams hyperparameters(const AdamStep& s) {
+  return {.lr = static_cast<float>(s.lr),
+          .beta1 = static_cast<float>(s.beta1),
+          .beta2 = static_cast<float>(s.beta2),
+          .one_minus_beta1 = static_cast<float>(1.0 - s.beta1),
+          .one_minus_beta2 = static_cast<float>(1.0 - s.beta2),
+          .weight_decay = static_cast<float>(s.weight_decay),
+          .decay = static_cast<float>(1.0 - s.lr * s.weight_decay),
+          .eps = static_cast<float>(s.eps)};
+}
+
+wgsl::FusedSgdParams hyperparameters(const SgdStep& s) {
+  return {.lr = static_cast<float>(s.lr),
+          .weight_decay = static_cast<float>(s.weight_decay),
+          .momentum = static_cast<float>(s.momentum),
+          .one_minus_dampening = static_cast<float>(1.0 - s.dampening)};
+}
+
 const char* const kAdamOperands[] = {"param", "grad", "exp_avg", "exp_avg_sq", "step", "max_exp_avg_sq"};
 const char* const kSgdOperands[] = {"param", "grad", "momentum_buffer"};
 
@@ -142,90 +184,51 @@ std::string adam_steps(runtime::DeviceContext& context, std::span<const AdamStep
   if (steps.empty()) return "";
   const AdamStep& first = steps.front();
   const bool amsgrad = first.max_exp_avg_sq.has_value();
-  const std::span<const char* const> operands(kAdamOperands, amsgrad ? 6 : 5);
-  const uint32_t slots = slots_for(context, static_cast<uint32_t>(operands.size()), 1);
-  const char* op = first.adamw ? "_fused_adamw_" : "_fused_adam_";
-  std::vector<Chunk<wgsl::FusedAdamParams>> chunks;
-  for (const auto& group : chunks_of(steps, slots)) {
-    auto bind_slot = [&](Launch& launch, const AdamStep& s, uint32_t per_word, uint32_t slot,
-                         wgsl::FusedAdamParams* p) {
-      const c10::ScalarType type = s.param.dtype;
-      const uint32_t words[4] = {bind_words(launch, s.param, s.count, type, per_word),
-                                 bind_words(launch, s.grad, s.count, type, per_word),
-                                 bind_words(launch, s.exp_avg, s.count, type, per_word),
-                                 bind_words(launch, s.exp_avg_sq, s.count, type, per_word)};
-      launch.require(s.step.dtype == c10::kFloat, "a step count that is not float32");
-      const uint32_t step = launch.bind(s.step, 1);
-      uint32_t max_word = 0;
-      if (amsgrad) {
-        launch.require(s.max_exp_avg_sq.has_value(), "amsgrad state for some parameters only");
-        max_word = bind_words(launch, s.max_exp_avg_sq.value_or(s.exp_avg_sq), s.count, type, per_word);
-      }
-      if (!p) return;
-      std::copy(std::begin(words), std::end(words), p->offsets[slot]);
-      p->slot[slot][2] = max_word;
-      p->slot[slot][3] = step;
-    };
-    chunks.push_back(plan_chunk<wgsl::FusedAdamParams>(context, op, group, slots, bind_slot));
-    wgsl::FusedAdamParams& p = chunks.back().params;
-    p.lr = static_cast<float>(first.lr);
-    p.beta1 = static_cast<float>(first.beta1);
-    p.beta2 = static_cast<float>(first.beta2);
-    p.one_minus_beta1 = static_cast<float>(1.0 - first.beta1);
-    p.one_minus_beta2 = static_cast<float>(1.0 - first.beta2);
-    p.weight_decay = static_cast<float>(first.weight_decay);
-    p.decay = static_cast<float>(1.0 - first.lr * first.weight_decay);
-    p.eps = static_cast<float>(first.eps);
-  }
-  return record_chunks(context, chunks, wgsl::fused_adam, slots, operands, "max_exp_avg_sq", amsgrad,
-                       {{"amsgrad", amsgrad},
-                        {"adamw", first.adamw},
-                        {"maximize", first.maximize},
-                        {"weight_decay", first.weight_decay != 0},
-                        {"lr_tensor", first.scalars.lr.has_value()},
-                        {"scale", first.scalars.scale.has_value()},
-                        {"found_inf", first.scalars.found_inf.has_value()}});
+  auto bind_slot = [amsgrad](Launch& launch, const AdamStep& s, uint32_t per_word, uint32_t slot,
+                             wgsl::FusedAdamParams* p) {
+    const c10::ScalarType type = s.param.dtype;
+    const uint32_t words[4] = {bind_words(launch, s.param, s.count, type, per_word),
+                               bind_words(launch, s.grad, s.count, type, per_word),
+                               bind_words(launch, s.exp_avg, s.count, type, per_word),
+                               bind_words(launch, s.exp_avg_sq, s.count, type, per_word)};
+    launch.require(s.step.dtype == c10::kFloat, "a step count that is not float32");
+    const uint32_t step = launch.bind(s.step, 1);
+    uint32_t max_word = 0;
+    if (amsgrad) {
+      launch.require(s.max_exp_avg_sq.has_value(), "amsgrad state for some parameters only");
+      max_word = bind_words(launch, s.max_exp_avg_sq.value_or(s.exp_avg_sq), s.count, type, per_word);
+    }
+    if (!p) return;
+    std::copy(std::begin(words), std::end(words), p->offsets[slot]);
+    p->slot[slot][2] = max_word;
+    p->slot[slot][3] = step;
+  };
+  return run_steps(context, first.adamw ? "_fused_adamw_" : "_fused_adam_", steps, hyperparameters(first), bind_slot,
+                   wgsl::fused_adam, std::span(kAdamOperands, amsgrad ? 6 : 5), "max_exp_avg_sq", amsgrad,
+                   {{"amsgrad", amsgrad}, {"adamw", first.adamw}});
 }
 
 std::string sgd_steps(runtime::DeviceContext& context, std::span<const SgdStep> steps) {
   if (steps.empty()) return "";
   const SgdStep& first = steps.front();
   const bool momentum = first.momentum_buffer.has_value();
-  const std::span<const char* const> operands(kSgdOperands, momentum ? 3 : 2);
-  const uint32_t slots = slots_for(context, static_cast<uint32_t>(operands.size()), 1);
-  std::vector<Chunk<wgsl::FusedSgdParams>> chunks;
-  for (const auto& group : chunks_of(steps, slots)) {
-    auto bind_slot = [&](Launch& launch, const SgdStep& s, uint32_t per_word, uint32_t slot,
-                         wgsl::FusedSgdParams* p) {
-      const c10::ScalarType type = s.param.dtype;
-      const uint32_t param = bind_words(launch, s.param, s.count, type, per_word);
-      const uint32_t grad = bind_words(launch, s.grad, s.count, type, per_word);
-      uint32_t buffer = 0;
-      if (momentum) {
-        launch.require(s.momentum_buffer.has_value(), "momentum buffers for some parameters only");
-        buffer = bind_words(launch, s.momentum_buffer.value_or(s.param), s.count, type, per_word);
-      }
-      if (!p) return;
-      p->offsets[slot][0] = param;
-      p->offsets[slot][1] = grad;
-      p->offsets[slot][2] = buffer;
-    };
-    chunks.push_back(plan_chunk<wgsl::FusedSgdParams>(context, "_fused_sgd_", group, slots, bind_slot));
-    wgsl::FusedSgdParams& p = chunks.back().params;
-    p.lr = static_cast<float>(first.lr);
-    p.weight_decay = static_cast<float>(first.weight_decay);
-    p.momentum = static_cast<float>(first.momentum);
-    p.one_minus_dampening = static_cast<float>(1.0 - first.dampening);
-  }
-  return record_chunks(context, chunks, wgsl::fused_sgd, slots, operands, "momentum_buffer", momentum,
-                       {{"momentum", momentum},
-                        {"first_step", first.first_step},
-                        {"nesterov", first.nesterov},
-                        {"maximize", first.maximize},
-                        {"weight_decay", first.weight_decay != 0},
-                        {"lr_tensor", first.scalars.lr.has_value()},
-                        {"scale", first.scalars.scale.has_value()},
-                        {"found_inf", first.scalars.found_inf.has_value()}});
+  auto bind_slot = [momentum](Launch& launch, const SgdStep& s, uint32_t per_word, uint32_t slot,
+                              wgsl::FusedSgdParams* p) {
+    const uint32_t param = bind_words(launch, s.param, s.count, s.param.dtype, per_word);
+    const uint32_t grad = bind_words(launch, s.grad, s.count, s.param.dtype, per_word);
+    uint32_t buffer = 0;
+    if (momentum) {
+      launch.require(s.momentum_buffer.has_value(), "momentum buffers for some parameters only");
+      buffer = bind_words(launch, s.momentum_buffer.value_or(s.param), s.count, s.param.dtype, per_word);
+    }
+    if (!p) return;
+    p->offsets[slot][0] = param;
+    p->offsets[slot][1] = grad;
+    p->offsets[slot][2] = buffer;
+  };
+  return run_steps(context, "_fused_sgd_", steps, hyperparameters(first), bind_slot, wgsl::fused_sgd,
+                   std::span(kSgdOperands, momentum ? 3 : 2), "momentum_buffer", momentum,
+                   {{"momentum", momentum}, {"first_step", first.first_step}, {"nesterov", first.nesterov}});
 }
 
 } // namespace torch_dml::kernels

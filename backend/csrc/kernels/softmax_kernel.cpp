@@ -129,7 +129,7 @@ Plan plan(runtime::DeviceContext& context, const SoftmaxProblem& s) {
 bool softmax_supports(runtime::DeviceContext& context, c10::ScalarType type) {
   if (type == c10::kDouble) // its exp/log helpers test bits through u64
     return context.has(runtime::Feature::ShaderF64) && context.has(runtime::Feature::ShaderInt64);
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+  return is_float_family(type);
 }
 
 bool softmax_stores(runtime::DeviceContext& context, const SoftmaxProblem& s) {

@@ -11,23 +11,17 @@
 namespace torch_dml::kernels {
 namespace {
 
-const char* mode_name(UpsampleMode mode) {
-  switch (mode) {
-    case UpsampleMode::Nearest: return "upsample_nearest2d";
-    case UpsampleMode::NearestExact: return "_upsample_nearest_exact2d";
-    case UpsampleMode::Bilinear: return "upsample_bilinear2d";
-  }
-  return "?";
-}
+// The op of each UpsampleMode, in its order.
+constexpr const char* kModeOps[] = {"upsample_nearest2d", "_upsample_nearest_exact2d", "upsample_bilinear2d"};
 
 // Elements a thread writes: a 16-bit dtype's pair shares a word.
 uint32_t lanes_of(c10::ScalarType type) { return c10::elementSize(type) == 2 ? 2 : 1; }
 
 LaunchPlan<wgsl::UpsampleParams> plan(runtime::DeviceContext& context, const UpsampleProblem& u) {
   const c10::ScalarType type = u.src.dtype;
-  LaunchPlan<wgsl::UpsampleParams> plan(context, mode_name(u.mode), type);
+  LaunchPlan<wgsl::UpsampleParams> plan(context, name_of(u.mode, kModeOps), type);
   Launch& launch = plan.launch;
-  launch.require(type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble,
+  launch.require(is_float_family(type) || type == c10::kDouble,
                  "a dtype other than float32, float16, bfloat16 or float64");
   // float64 reads its scales and keeps its products opaque through 64-bit integers.
   launch.require(type != c10::kDouble ||
@@ -77,7 +71,7 @@ std::string upsample_unsupported_reason(runtime::DeviceContext& context, const U
 
 void upsample(runtime::DeviceContext& context, const UpsampleProblem& u) {
   const c10::ScalarType type = u.src.dtype;
-  const std::string name = std::string("upsample/") + mode_name(u.mode) + (u.backward ? "_backward/" : "/") +
+  const std::string name = std::string("upsample/") + name_of(u.mode, kModeOps) + (u.backward ? "_backward/" : "/") +
       dtype_info(type)->name;
   const auto source = [&] {
     const bool f64 = type == c10::kDouble;

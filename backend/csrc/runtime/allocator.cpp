@@ -68,6 +68,14 @@ void for_pool_stats(c10::CachingDeviceAllocator::StatArray& array, bool small, F
   update(array[static_cast<size_t>(small ? StatType::SMALL_POOL : StatType::LARGE_POOL)]);
 }
 
+// Every stat of every kind, what resetting their accumulated or peak values walks.
+template <typename F>
+void for_each_stat(c10::CachingDeviceAllocator::DeviceStats& s, F&& update) {
+  for (auto* array : {&s.allocation, &s.segment, &s.active, &s.inactive_split, &s.allocated_bytes,
+                      &s.reserved_bytes, &s.active_bytes, &s.inactive_split_bytes, &s.requested_bytes})
+    for (auto& stat : *array) update(stat);
+}
+
 void release_block(Block* block) {
   std::lock_guard<std::recursive_mutex> lock(pool_mutex());
   Pool& p = pool(block->device);
@@ -213,19 +221,14 @@ c10::CachingDeviceAllocator::DeviceStats DeviceAllocator::getDeviceStats(c10::De
 void DeviceAllocator::resetAccumulatedStats(c10::DeviceIndex device) {
   std::lock_guard<std::recursive_mutex> lock(pool_mutex());
   auto& s = pool(device).stats;
-  for (auto* array : {&s.allocation, &s.segment, &s.active, &s.inactive_split, &s.allocated_bytes,
-                      &s.reserved_bytes, &s.active_bytes, &s.inactive_split_bytes, &s.requested_bytes})
-    for (auto& stat : *array) stat.reset_accumulated();
+  for_each_stat(s, [](auto& stat) { stat.reset_accumulated(); });
   s.num_alloc_retries = 0;
   s.num_ooms = 0;
 }
 
 void DeviceAllocator::resetPeakStats(c10::DeviceIndex device) {
   std::lock_guard<std::recursive_mutex> lock(pool_mutex());
-  auto& s = pool(device).stats;
-  for (auto* array : {&s.allocation, &s.segment, &s.active, &s.inactive_split, &s.allocated_bytes,
-                      &s.reserved_bytes, &s.active_bytes, &s.inactive_split_bytes, &s.requested_bytes})
-    for (auto& stat : *array) stat.reset_peak();
+  for_each_stat(pool(device).stats, [](auto& stat) { stat.reset_peak(); });
 }
 
 std::pair<size_t, size_t> DeviceAllocator::getMemoryInfo(c10::DeviceIndex device) {

@@ -981,7 +981,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 compact_holes, 1};
 
-inline constexpr std::string_view conv2d_holes[] = {"pass", "channels_last", "with_bias", "a_k_fast", "b_k_fast", "load_windowed", "load_plain", "load_bias"};
+inline constexpr std::string_view conv2d_holes[] = {"acc", "pass", "channels_last", "with_bias", "a_k_fast", "b_k_fast", "load_windowed", "load_plain", "load_bias"};
 inline constexpr Family conv2d{"conv2d",
 R"wgsl(// conv2d as an implicit GEMM: the forward pass and both weight-carrying gradients, each a GEMM per
 // group whose operands are read straight from the 4-D tensors through their strides (NCHW,
@@ -1009,6 +1009,31 @@ R"wgsl(// conv2d as an implicit GEMM: the forward pass and both weight-carrying 
 // `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
 // between adapters, within the tolerance any reordered dot product needs.
 
+// ---- lib/tile_4x4.wgsl ----
+// The 64x64 output tile of gemm.wgsl and conv2d.wgsl: K in steps of 16 through workgroup memory, each
+// of a workgroup's 16x16 threads holding 4x4 outputs in `acc`. The accumulator type is a hole, not a
+// WGSL alias: naga takes an array of an alias and the same array of the aliased type for two types.
+// The includer fills the tiles; accumulate_4x4 then adds thread (x, y)'s products, rows y*4.. of A by
+// columns x*4.. of B, one K element after another: each output sums in the same order everywhere.
+
+var<workgroup> tile_a: array<{{acc}}, 1024>; // [k 16][rows 64]
+var<workgroup> tile_b: array<{{acc}}, 1024>; // [k 16][cols 64]
+
+fn accumulate_4x4(acc: ptr<function, array<{{acc}}, 16>>, x: u32, y: u32) {
+  for (var kk = 0u; kk < 16u; kk++) {
+    let ra = kk * 64u + y * 4u;
+    let rb = kk * 64u + x * 4u;
+    let av = vec4<{{acc}}>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
+    let bv = vec4<{{acc}}>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
+    for (var i = 0u; i < 4u; i++) {
+      (*acc)[i * 4u + 0u] += av[i] * bv.x;
+      (*acc)[i * 4u + 1u] += av[i] * bv.y;
+      (*acc)[i * 4u + 2u] += av[i] * bv.z;
+      (*acc)[i * 4u + 3u] += av[i] * bv.w;
+    }
+  }
+}
+// ---- end of lib/tile_4x4.wgsl ----
 struct Params {
   m: u32,            // GEMM rows, columns and depth per group
   n: u32,
@@ -1058,9 +1083,6 @@ const WITH_BIAS: bool = {{with_bias}};
 // whichever is adjacent in memory for the operand's layout, so a warp's loads coalesce.
 const A_K_FAST: bool = {{a_k_fast}};
 const B_K_FAST: bool = {{b_k_fast}};
-
-var<workgroup> tile_a: array<f32, 1024>; // [k 16][rows 64]
-var<workgroup> tile_b: array<f32, 1024>; // [k 16][cols 64]
 
 // A decoded row, column or K index: an element offset and a spatial position (signed: a window may
 // start in the padding), `ok` false beyond the matrix.
@@ -1131,7 +1153,8 @@ fn k_part(k: u32, k_end: u32) -> Part {
   let t = tap(k);
   let h = i32(p.taps.x + t.y * p.taps.z);
   let w = i32(p.taps.y + t.z * p.taps.w);
-  let taps = (p.kernel.x + t.y * p.kernel.z) * p.plain.z + (p.kernel.y + t.z * p.kernel.w) * p.plain.w;
+  l)wgsl"
+R"wgsl(et taps = (p.kernel.x + t.y * p.kernel.z) * p.plain.z + (p.kernel.y + t.z * p.kernel.w) * p.plain.w;
   if (PASS == PASS_FORWARD) { return Part(t.x * p.window.y, t.x * p.plain.y + taps, h, w, k < k_end); }
   return Part(t.x * p.window.y, t.x * p.plain.x + taps, h, w, k < k_end);
 }
@@ -1154,8 +1177,7 @@ fn window_value(offset: u32, h: i32, w: i32) -> f32 {
 
 fn a_value(r: Part, k: Part) -> f32 {
   if (!r.ok || !k.ok) { return 0.0; }
-  if (PASS == PASS_FORWARD) { retur)wgsl"
-R"wgsl(n window_value(r.offset + k.offset, r.h + k.h, r.w + k.w); }
+  if (PASS == PASS_FORWARD) { return window_value(r.offset + k.offset, r.h + k.h, r.w + k.w); }
   // grad_input's positions count output rows / columns: the phase's taps all land on one.
   if (PASS == PASS_GRAD_INPUT) { return window_value(r.offset + k.offset, r.h - k.h, r.w - k.w); }
   return load_plain(p.plain_offset + r.offset + k.offset);
@@ -1215,18 +1237,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
       tile_b[sb.y * 64u + sb.x] = b_value(k_table[sb.y], cols[i]);
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < 16u; kk++) {
-      let ra = kk * 64u + local.y * 4u;
-      let rb = kk * 64u + local.x * 4u;
-      let av = vec4<f32>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
-      let bv = vec4<f32>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
-      for (var i = 0u; i < 4u; i++) {
-        acc[i * 4u + 0u] += av[i] * bv.x;
-        acc[i * 4u + 1u] += av[i] * bv.y;
-        acc[i * 4u + 2u] += av[i] * bv.z;
-        acc[i * 4u + 3u] += av[i] * bv.w;
-      }
-    }
+    accumulate_4x4(&acc, local.x, local.y);
     workgroupBarrier();
   }
   let base = p.out_offset + slice * p.out_slice;
@@ -1243,7 +1254,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
   }
 }
 )wgsl",
-conv2d_holes, 8};
+conv2d_holes, 9};
 
 inline constexpr std::string_view conv2d_depthwise_holes[] = {"channels_last", "with_bias", "backward", "load_input", "load_weight", "load_bias", "workgroup_size"};
 inline constexpr Family conv2d_depthwise{"conv2d_depthwise",
@@ -2465,6 +2476,55 @@ struct Params {
   split: vec4<u32>,  // slices of K (1: no split), elements of K per slice, unused, unused
 }
 // ---- end of lib/gemm_params.wgsl ----
+// ---- lib/gemm_tile.wgsl ----
+// Where a workgroup of the GEMM tile kernels (gemm.wgsl, gemm128.wgsl) works, from their Params
+// (lib/gemm_params.wgsl): workgroup z is batch * slices + slice, so the batch and the slice's range of
+// K; its `size` x `size` output tile; its thread's index among the 16x16; and the batch's first
+// element of A and of B.
+
+struct Tile {
+  batch: u32,
+  k_begin: u32,
+  k_end: u32,
+  row0: u32,
+  col0: u32,
+  tid: u32,
+  a_base: u32,
+  b_base: u32,
+}
+
+fn tile_at(group: vec3<u32>, local: vec3<u32>, size: u32) -> Tile {
+  let batch = group.z / p.split.x;
+  let k_begin = (group.z % p.split.x) * p.split.y;
+  return Tile(batch, k_begin, min(p.dims.z, k_begin + p.split.y), group.y * size, group.x * size,
+              local.y * 16u + local.x, p.a.x + batch * p.a.y, p.b.x + batch * p.b.y);
+}
+// ---- end of lib/gemm_tile.wgsl ----
+// ---- lib/tile_4x4.wgsl ----
+// The 64x64 output tile of gemm.wgsl and conv2d.wgsl: K in steps of 16 through workgroup memory, each
+// of a workgroup's 16x16 threads holding 4x4 outputs in `acc`. The accumulator type is a hole, not a
+// WGSL alias: naga takes an array of an alias and the same array of the aliased type for two types.
+// The includer fills the tiles; accumulate_4x4 then adds thread (x, y)'s products, rows y*4.. of A by
+// columns x*4.. of B, one K element after another: each output sums in the same order everywhere.
+
+var<workgroup> tile_a: array<{{acc}}, 1024>; // [k 16][rows 64]
+var<workgroup> tile_b: array<{{acc}}, 1024>; // [k 16][cols 64]
+
+fn accumulate_4x4(acc: ptr<function, array<{{acc}}, 16>>, x: u32, y: u32) {
+  for (var kk = 0u; kk < 16u; kk++) {
+    let ra = kk * 64u + y * 4u;
+    let rb = kk * 64u + x * 4u;
+    let av = vec4<{{acc}}>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
+    let bv = vec4<{{acc}}>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
+    for (var i = 0u; i < 4u; i++) {
+      (*acc)[i * 4u + 0u] += av[i] * bv.x;
+      (*acc)[i * 4u + 1u] += av[i] * bv.y;
+      (*acc)[i * 4u + 2u] += av[i] * bv.z;
+      (*acc)[i * 4u + 3u] += av[i] * bv.w;
+    }
+  }
+}
+// ---- end of lib/tile_4x4.wgsl ----
 @group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
 @group(0) @binding(1) var<storage, read_write> a: {{operand_array}};
 @group(0) @binding(2) var<storage, read_write> b: {{operand_array}};
@@ -2472,9 +2532,6 @@ struct Params {
 @group(0) @binding(4) var<uniform> p: Params;
 
 const WITH_ADDEND: bool = {{with_addend}};
-
-var<workgroup> tile_a: array<{{acc}}, 1024>; // [k 16][rows 64]
-var<workgroup> tile_b: array<{{acc}}, 1024>; // [k 16][cols 64]
 
 fn load_a(i: u32) -> {{acc}} {
   return {{load_a}};
@@ -2500,53 +2557,38 @@ fn beta() -> {{acc}} {
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let m = p.dims.x;
   let n = p.dims.y;
-  let k = p.dims.z;
-  let batch = group.z / p.split.x;
-  let k_begin = (group.z % p.split.x) * p.split.y;
-  let k_end = min(k, k_begin + p.split.y);
-  let row0 = group.y * 64u;
-  let col0 = group.x * 64u;
-  let tid = local.y * 16u + local.x;
-  let a_base = p.a.x + batch * p.a.y;
-  let b_base = p.b.x + batch * p.b.y;
+  let tile = tile_at(group, local, 64u);
   var acc: array<{{acc}}, 16>;
-  for (var k0 = k_begin; k0 < k_end; k0 += 16u) {
+  for (var k0 = tile.k_begin; k0 < tile.k_end; k0 += 16u) {
     for (var i = 0u; i < 4u; i++) {
-      let e = tid + i * 256u;
+      let e = tile.tid + i * 256u;
       let r = e / 16u;
       let kk = e % 16u;
       var v = {{acc}}(0);
-      if (row0 + r < m && k0 + kk < k_end) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      if (tile.row0 + r < m && k0 + kk < tile.k_end) {
+        v = load_a(tile.a_base + (tile.row0 + r) * p.a.z + (k0 + kk) * p.a.w);
+      }
       tile_a[kk * 64u + r] = v;
       let kb = e / 64u;
       let c = e % 64u;
       var u = {{acc}}(0);
-      if (k0 + kb < k_end && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      if (k0 + kb < tile.k_end && tile.col0 + c < n) {
+        u = load_b(tile.b_base + (k0 + kb) * p.b.z + (tile.col0 + c) * p.b.w);
+      }
       tile_b[kb * 64u + c] = u;
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < 16u; kk++) {
-      let ra = kk * 64u + local.y * 4u;
-      let rb = kk * 64u + local.x * 4u;
-      let av = vec4<{{acc}}>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
-      let bv = vec4<{{acc}}>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
-      for (var i = 0u; i < 4u; i++) {
-        acc[i * 4u + 0u] += av[i] * bv.x;
-        acc[i * 4u + 1u] += av[i] * bv.y;
-        acc[i * 4u + 2u] += av[i] * bv.z;
-        acc[i * 4u + 3u] += av[i] * bv.w;
-      }
-    }
+    accumulate_4x4(&acc, local.x, local.y);
     workgroupBarrier();
   }
   for (var i = 0u; i < 4u; i++) {
-    let row = row0 + local.y * 4u + i;
+    let row = tile.row0 + local.y * 4u + i;
     for (var j = 0u; j < 4u; j++) {
-      let col = col0 + local.x * 4u + j;
+      let col = tile.col0 + local.x * 4u + j;
       if (row < m && col < n) {
         var v = alpha() * acc[i * 4u + j];
         if (WITH_ADDEND) {
-          v += beta() * load_addend(p.addend.x + batch * p.addend.y + row * p.addend.z + col * p.addend.w);
+          v += beta() * load_addend(p.addend.x + tile.batch * p.addend.y + row * p.addend.z + col * p.addend.w);
         }
         out[p.out.x + group.z * p.out.y + row * p.out.z + col * p.out.w] = v;
       }
@@ -2581,6 +2623,30 @@ struct Params {
   split: vec4<u32>,  // slices of K (1: no split), elements of K per slice, unused, unused
 }
 // ---- end of lib/gemm_params.wgsl ----
+// ---- lib/gemm_tile.wgsl ----
+// Where a workgroup of the GEMM tile kernels (gemm.wgsl, gemm128.wgsl) works, from their Params
+// (lib/gemm_params.wgsl): workgroup z is batch * slices + slice, so the batch and the slice's range of
+// K; its `size` x `size` output tile; its thread's index among the 16x16; and the batch's first
+// element of A and of B.
+
+struct Tile {
+  batch: u32,
+  k_begin: u32,
+  k_end: u32,
+  row0: u32,
+  col0: u32,
+  tid: u32,
+  a_base: u32,
+  b_base: u32,
+}
+
+fn tile_at(group: vec3<u32>, local: vec3<u32>, size: u32) -> Tile {
+  let batch = group.z / p.split.x;
+  let k_begin = (group.z % p.split.x) * p.split.y;
+  return Tile(batch, k_begin, min(p.dims.z, k_begin + p.split.y), group.y * size, group.x * size,
+              local.y * 16u + local.x, p.a.x + batch * p.a.y, p.b.x + batch * p.b.y);
+}
+// ---- end of lib/gemm_tile.wgsl ----
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
 @group(0) @binding(2) var<storage, read_write> b: array<u32>;
@@ -2628,15 +2694,7 @@ fn store4(batch: u32, slot: u32, row: u32, col: u32, c: vec4<f32>) {
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let m = p.dims.x;
   let n = p.dims.y;
-  let k = p.dims.z;
-  let batch = group.z / p.split.x;
-  let k_begin = (group.z % p.split.x) * p.split.y;
-  let k_end = min(k, k_begin + p.split.y);
-  let row0 = group.y * 128u;
-  let col0 = group.x * 128u;
-  let tid = local.y * 16u + local.x;
-  let a_base = p.a.x + batch * p.a.y;
-  let b_base = p.b.x + batch * p.b.y;
+  let tile = tile_at(group, local, 128u);
   // Thread (x, y) owns rows y*4..y*4+3 and 64+y*4.. of the tile, columns x*4.. and 64+x*4..: c<i><h> is
   // row i (0-7) by column half h.
   var c00 = vec4<f32>(0.0f); var c01 = vec4<f32>(0.0f);
@@ -2647,9 +2705,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   var c50 = vec4<f32>(0.0f); var c51 = vec4<f32>(0.0f);
   var c60 = vec4<f32>(0.0f); var c61 = vec4<f32>(0.0f);
   var c70 = vec4<f32>(0.0f); var c71 = vec4<f32>(0.0f);
-  for (var k0 = k_begin; k0 < k_end; k0 += 8u) {
+  for (var k0 = tile.k_begin; k0 < tile.k_end; k0 += 8u) {
     for (var i = 0u; i < 4u; i++) {
-      let e = tid + i * 256u;
+      let e = tile.tid + i * 256u;
       var r = e / 8u;
       var kk = e % 8u;
       if (A_ROWS_FAST) {
@@ -2657,7 +2715,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         kk = e / 128u;
       }
       var v = 0.0f;
-      if (row0 + r < m && k0 + kk < k_end) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      if (tile.row0 + r < m && k0 + kk < tile.k_end) {
+        v = load_a(tile.a_base + (tile.row0 + r) * p.a.z + (k0 + kk) * p.a.w);
+      }
       tile_a[kk * 32u + r / 4u][r % 4u] = v;
       var c = e % 128u;
       var kb = e / 128u;
@@ -2666,7 +2726,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         kb = e % 8u;
       }
       var u = 0.0f;
-      if (k0 + kb < k_end && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      if (k0 + kb < tile.k_end && tile.col0 + c < n) {
+        u = load_b(tile.b_base + (k0 + kb) * p.b.z + (tile.col0 + c) * p.b.w);
+      }
       tile_b[kb * 32u + c / 4u][c % 4u] = u;
     }
     workgroupBarrier();
@@ -2686,16 +2748,16 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
     }
     workgroupBarrier();
   }
-  let top = row0 + local.y * 4u;
-  let left = col0 + local.x * 4u;
-  store4(batch, group.z, top + 0u, left, c00); store4(batch, group.z, top + 0u, left + 64u, c01);
-  store4(batch, group.z, top + 1u, left, c10); store4(batch, group.z, top + 1u, left + 64u, c11);
-  store4(batch, group.z, top + 2u, left, c20); store4(batch, group.z, top + 2u, left + 64u, c21);
-  store4(batch, group.z, top + 3u, left, c30); store4(batch, group.z, top + 3u, left + 64u, c31);
-  store4(batch, group.z, top + 64u, left, c40); store4(batch, group.z, top + 64u, left + 64u, c41);
-  store4(batch, group.z, top + 65u, left, c50); store4(batch, group.z, top + 65u, left + 64u, c51);
-  store4(batch, group.z, top + 66u, left, c60); store4(batch, group.z, top + 66u, left + 64u, c61);
-  store4(batch, group.z, top + 67u, left, c70); store4(batch, group.z, top + 67u, left + 64u, c71);
+  let top = tile.row0 + local.y * 4u;
+  let left = tile.col0 + local.x * 4u;
+  store4(tile.batch, group.z, top + 0u, left, c00); store4(tile.batch, group.z, top + 0u, left + 64u, c01);
+  store4(tile.batch, group.z, top + 1u, left, c10); store4(tile.batch, group.z, top + 1u, left + 64u, c11);
+  store4(tile.batch, group.z, top + 2u, left, c20); store4(tile.batch, group.z, top + 2u, left + 64u, c21);
+  store4(tile.batch, group.z, top + 3u, left, c30); store4(tile.batch, group.z, top + 3u, left + 64u, c31);
+  store4(tile.batch, group.z, top + 64u, left, c40); store4(tile.batch, group.z, top + 64u, left + 64u, c41);
+  store4(tile.batch, group.z, top + 65u, left, c50); store4(tile.batch, group.z, top + 65u, left + 64u, c51);
+  store4(tile.batch, group.z, top + 66u, left, c60); store4(tile.batch, group.z, top + 66u, left + 64u, c61);
+  store4(tile.batch, group.z, top + 67u, left, c70); store4(tile.batch, group.z, top + 67u, left + 64u, c71);
 }
 )wgsl",
 gemm128_holes, 8};

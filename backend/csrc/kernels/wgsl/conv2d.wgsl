@@ -24,6 +24,8 @@
 // `acc += a * b` may be contracted into an FMA by a driver: float results differ in the last bits
 // between adapters, within the tolerance any reordered dot product needs.
 
+//! include lib/tile_4x4.wgsl
+
 struct Params {
   m: u32,            // GEMM rows, columns and depth per group
   n: u32,
@@ -73,9 +75,6 @@ const WITH_BIAS: bool = {{with_bias}};
 // whichever is adjacent in memory for the operand's layout, so a warp's loads coalesce.
 const A_K_FAST: bool = {{a_k_fast}};
 const B_K_FAST: bool = {{b_k_fast}};
-
-var<workgroup> tile_a: array<f32, 1024>; // [k 16][rows 64]
-var<workgroup> tile_b: array<f32, 1024>; // [k 16][cols 64]
 
 // A decoded row, column or K index: an element offset and a spatial position (signed: a window may
 // start in the padding), `ok` false beyond the matrix.
@@ -229,18 +228,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
       tile_b[sb.y * 64u + sb.x] = b_value(k_table[sb.y], cols[i]);
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < 16u; kk++) {
-      let ra = kk * 64u + local.y * 4u;
-      let rb = kk * 64u + local.x * 4u;
-      let av = vec4<f32>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
-      let bv = vec4<f32>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
-      for (var i = 0u; i < 4u; i++) {
-        acc[i * 4u + 0u] += av[i] * bv.x;
-        acc[i * 4u + 1u] += av[i] * bv.y;
-        acc[i * 4u + 2u] += av[i] * bv.z;
-        acc[i * 4u + 3u] += av[i] * bv.w;
-      }
-    }
+    accumulate_4x4(&acc, local.x, local.y);
     workgroupBarrier();
   }
   let base = p.out_offset + slice * p.out_slice;

@@ -11,6 +11,8 @@
 // between adapters, within the tolerance any reordered dot product needs.
 
 //! include lib/gemm_params.wgsl
+//! include lib/gemm_tile.wgsl
+//! include lib/tile_4x4.wgsl
 
 @group(0) @binding(0) var<storage, read_write> out: array<{{acc}}>;
 @group(0) @binding(1) var<storage, read_write> a: {{operand_array}};
@@ -19,9 +21,6 @@
 @group(0) @binding(4) var<uniform> p: Params;
 
 const WITH_ADDEND: bool = {{with_addend}};
-
-var<workgroup> tile_a: array<{{acc}}, 1024>; // [k 16][rows 64]
-var<workgroup> tile_b: array<{{acc}}, 1024>; // [k 16][cols 64]
 
 fn load_a(i: u32) -> {{acc}} {
   return {{load_a}};
@@ -47,53 +46,38 @@ fn beta() -> {{acc}} {
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let m = p.dims.x;
   let n = p.dims.y;
-  let k = p.dims.z;
-  let batch = group.z / p.split.x;
-  let k_begin = (group.z % p.split.x) * p.split.y;
-  let k_end = min(k, k_begin + p.split.y);
-  let row0 = group.y * 64u;
-  let col0 = group.x * 64u;
-  let tid = local.y * 16u + local.x;
-  let a_base = p.a.x + batch * p.a.y;
-  let b_base = p.b.x + batch * p.b.y;
+  let tile = tile_at(group, local, 64u);
   var acc: array<{{acc}}, 16>;
-  for (var k0 = k_begin; k0 < k_end; k0 += 16u) {
+  for (var k0 = tile.k_begin; k0 < tile.k_end; k0 += 16u) {
     for (var i = 0u; i < 4u; i++) {
-      let e = tid + i * 256u;
+      let e = tile.tid + i * 256u;
       let r = e / 16u;
       let kk = e % 16u;
       var v = {{acc}}(0);
-      if (row0 + r < m && k0 + kk < k_end) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      if (tile.row0 + r < m && k0 + kk < tile.k_end) {
+        v = load_a(tile.a_base + (tile.row0 + r) * p.a.z + (k0 + kk) * p.a.w);
+      }
       tile_a[kk * 64u + r] = v;
       let kb = e / 64u;
       let c = e % 64u;
       var u = {{acc}}(0);
-      if (k0 + kb < k_end && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      if (k0 + kb < tile.k_end && tile.col0 + c < n) {
+        u = load_b(tile.b_base + (k0 + kb) * p.b.z + (tile.col0 + c) * p.b.w);
+      }
       tile_b[kb * 64u + c] = u;
     }
     workgroupBarrier();
-    for (var kk = 0u; kk < 16u; kk++) {
-      let ra = kk * 64u + local.y * 4u;
-      let rb = kk * 64u + local.x * 4u;
-      let av = vec4<{{acc}}>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
-      let bv = vec4<{{acc}}>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
-      for (var i = 0u; i < 4u; i++) {
-        acc[i * 4u + 0u] += av[i] * bv.x;
-        acc[i * 4u + 1u] += av[i] * bv.y;
-        acc[i * 4u + 2u] += av[i] * bv.z;
-        acc[i * 4u + 3u] += av[i] * bv.w;
-      }
-    }
+    accumulate_4x4(&acc, local.x, local.y);
     workgroupBarrier();
   }
   for (var i = 0u; i < 4u; i++) {
-    let row = row0 + local.y * 4u + i;
+    let row = tile.row0 + local.y * 4u + i;
     for (var j = 0u; j < 4u; j++) {
-      let col = col0 + local.x * 4u + j;
+      let col = tile.col0 + local.x * 4u + j;
       if (row < m && col < n) {
         var v = alpha() * acc[i * 4u + j];
         if (WITH_ADDEND) {
-          v += beta() * load_addend(p.addend.x + batch * p.addend.y + row * p.addend.z + col * p.addend.w);
+          v += beta() * load_addend(p.addend.x + tile.batch * p.addend.y + row * p.addend.z + col * p.addend.w);
         }
         out[p.out.x + group.z * p.out.y + row * p.out.z + col * p.out.w] = v;
       }

@@ -9,6 +9,7 @@
 // written at out's batch index z.
 
 //! include lib/gemm_params.wgsl
+//! include lib/gemm_tile.wgsl
 
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
 @group(0) @binding(1) var<storage, read_write> a: array<u32>;
@@ -57,15 +58,7 @@ fn store4(batch: u32, slot: u32, row: u32, col: u32, c: vec4<f32>) {
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let m = p.dims.x;
   let n = p.dims.y;
-  let k = p.dims.z;
-  let batch = group.z / p.split.x;
-  let k_begin = (group.z % p.split.x) * p.split.y;
-  let k_end = min(k, k_begin + p.split.y);
-  let row0 = group.y * 128u;
-  let col0 = group.x * 128u;
-  let tid = local.y * 16u + local.x;
-  let a_base = p.a.x + batch * p.a.y;
-  let b_base = p.b.x + batch * p.b.y;
+  let tile = tile_at(group, local, 128u);
   // Thread (x, y) owns rows y*4..y*4+3 and 64+y*4.. of the tile, columns x*4.. and 64+x*4..: c<i><h> is
   // row i (0-7) by column half h.
   var c00 = vec4<f32>(0.0f); var c01 = vec4<f32>(0.0f);
@@ -76,9 +69,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   var c50 = vec4<f32>(0.0f); var c51 = vec4<f32>(0.0f);
   var c60 = vec4<f32>(0.0f); var c61 = vec4<f32>(0.0f);
   var c70 = vec4<f32>(0.0f); var c71 = vec4<f32>(0.0f);
-  for (var k0 = k_begin; k0 < k_end; k0 += 8u) {
+  for (var k0 = tile.k_begin; k0 < tile.k_end; k0 += 8u) {
     for (var i = 0u; i < 4u; i++) {
-      let e = tid + i * 256u;
+      let e = tile.tid + i * 256u;
       var r = e / 8u;
       var kk = e % 8u;
       if (A_ROWS_FAST) {
@@ -86,7 +79,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         kk = e / 128u;
       }
       var v = 0.0f;
-      if (row0 + r < m && k0 + kk < k_end) { v = load_a(a_base + (row0 + r) * p.a.z + (k0 + kk) * p.a.w); }
+      if (tile.row0 + r < m && k0 + kk < tile.k_end) {
+        v = load_a(tile.a_base + (tile.row0 + r) * p.a.z + (k0 + kk) * p.a.w);
+      }
       tile_a[kk * 32u + r / 4u][r % 4u] = v;
       var c = e % 128u;
       var kb = e / 128u;
@@ -95,7 +90,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         kb = e % 8u;
       }
       var u = 0.0f;
-      if (k0 + kb < k_end && col0 + c < n) { u = load_b(b_base + (k0 + kb) * p.b.z + (col0 + c) * p.b.w); }
+      if (k0 + kb < tile.k_end && tile.col0 + c < n) {
+        u = load_b(tile.b_base + (k0 + kb) * p.b.z + (tile.col0 + c) * p.b.w);
+      }
       tile_b[kb * 32u + c / 4u][c % 4u] = u;
     }
     workgroupBarrier();
@@ -115,14 +112,14 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
     }
     workgroupBarrier();
   }
-  let top = row0 + local.y * 4u;
-  let left = col0 + local.x * 4u;
-  store4(batch, group.z, top + 0u, left, c00); store4(batch, group.z, top + 0u, left + 64u, c01);
-  store4(batch, group.z, top + 1u, left, c10); store4(batch, group.z, top + 1u, left + 64u, c11);
-  store4(batch, group.z, top + 2u, left, c20); store4(batch, group.z, top + 2u, left + 64u, c21);
-  store4(batch, group.z, top + 3u, left, c30); store4(batch, group.z, top + 3u, left + 64u, c31);
-  store4(batch, group.z, top + 64u, left, c40); store4(batch, group.z, top + 64u, left + 64u, c41);
-  store4(batch, group.z, top + 65u, left, c50); store4(batch, group.z, top + 65u, left + 64u, c51);
-  store4(batch, group.z, top + 66u, left, c60); store4(batch, group.z, top + 66u, left + 64u, c61);
-  store4(batch, group.z, top + 67u, left, c70); store4(batch, group.z, top + 67u, left + 64u, c71);
+  let top = tile.row0 + local.y * 4u;
+  let left = tile.col0 + local.x * 4u;
+  store4(tile.batch, group.z, top + 0u, left, c00); store4(tile.batch, group.z, top + 0u, left + 64u, c01);
+  store4(tile.batch, group.z, top + 1u, left, c10); store4(tile.batch, group.z, top + 1u, left + 64u, c11);
+  store4(tile.batch, group.z, top + 2u, left, c20); store4(tile.batch, group.z, top + 2u, left + 64u, c21);
+  store4(tile.batch, group.z, top + 3u, left, c30); store4(tile.batch, group.z, top + 3u, left + 64u, c31);
+  store4(tile.batch, group.z, top + 64u, left, c40); store4(tile.batch, group.z, top + 64u, left + 64u, c41);
+  store4(tile.batch, group.z, top + 65u, left, c50); store4(tile.batch, group.z, top + 65u, left + 64u, c51);
+  store4(tile.batch, group.z, top + 66u, left, c60); store4(tile.batch, group.z, top + 66u, left + 64u, c61);
+  store4(tile.batch, group.z, top + 67u, left, c70); store4(tile.batch, group.z, top + 67u, left + 64u, c71);
 }
