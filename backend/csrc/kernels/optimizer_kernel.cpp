@@ -69,13 +69,14 @@ struct Chunk {
   uint64_t groups = 0;
 };
 
-// Binds the chunk's slots: `bind_slot(launch, step, per_word, slot, params)` binds one step's operands
-// in the family's order and records its offsets in `params` (null past the chunk's steps); slots past the chunk's steps bind its first
+// Binds the chunk's slots: `bind_slot(launch, step, per_word, with_optional, slot, params)` binds one
+// step's operands in the family's order (its optional operand too when `with_optional`) and records
+// their offsets in `params` (null past the chunk's steps); slots past the chunk's steps bind its first
 // step again, which no workgroup reads, so every chunk of a call shares one variant. Then the shared
 // device scalars, and the slot table's workgroups and elements, over the fields `shared` gives.
 template <typename P, typename Step, typename BindSlot>
 Chunk<P> plan_chunk(runtime::DeviceContext& context, const char* op, const std::vector<const Step*>& steps,
-                    uint32_t slots, BindSlot&& bind_slot, const P& shared) {
+                    uint32_t slots, BindSlot&& bind_slot, bool with_optional, const P& shared) {
   const c10::ScalarType type = steps.front()->param.dtype;
   Chunk<P> chunk{Launch(context, op, type), type, shared};
   Launch& launch = chunk.launch;
@@ -87,7 +88,7 @@ Chunk<P> plan_chunk(runtime::DeviceContext& context, const char* op, const std::
   for (uint32_t s = 0; s < slots; ++s) {
     const Step& step = *steps[s < steps.size() ? s : 0];
     launch.require_u32(step.count, "elements");
-    bind_slot(launch, step, per_word, s, s < steps.size() ? &p : nullptr);
+    bind_slot(launch, step, per_word, with_optional, s, s < steps.size() ? &p : nullptr);
     if (s >= steps.size()) continue;
     const uint64_t groups = groups_for((step.count + per_word - 1) / per_word);
     // The last slot's index arithmetic also serves the grid's spare workgroups (fewer than 65536).
@@ -152,8 +153,45 @@ std::string run_steps(runtime::DeviceContext& context, const char* op, std::span
   const uint32_t slots = slots_for(context, static_cast<uint32_t>(operands.size()), 1);
   std::vector<Chunk<P>> chunks;
   for (const auto& group : chunks_of(steps, slots))
-    chunks.push_back(plan_chunk<P>(context, op, group, slots, bind_slot, shared));
+    chunks.push_back(plan_chunk<P>(context, op, group, slots, bind_slot, with_optional, shared));
   return record_chunks(context, chunks, family, slots, operands, optional_operand, with_optional, options);
+}
+
+// An Adam step's operands, in fused_adam.wgsl's order.
+void bind_adam(Launch& launch, const AdamStep& s, uint32_t per_word, bool amsgrad, uint32_t slot,
+               wgsl::FusedAdamParams* p) {
+  const c10::ScalarType type = s.param.dtype;
+  const uint32_t words[4] = {bind_words(launch, s.param, s.count, type, per_word),
+                             bind_words(launch, s.grad, s.count, type, per_word),
+                             bind_words(launch, s.exp_avg, s.count, type, per_word),
+                             bind_words(launch, s.exp_avg_sq, s.count, type, per_word)};
+  launch.require(s.step.dtype == c10::kFloat, "a step count that is not float32");
+  const uint32_t step = launch.bind(s.step, 1);
+  uint32_t max_word = 0;
+  if (amsgrad) {
+    launch.require(s.max_exp_avg_sq.has_value(), "amsgrad state for some parameters only");
+    max_word = bind_words(launch, s.max_exp_avg_sq.value_or(s.exp_avg_sq), s.count, type, per_word);
+  }
+  if (!p) return;
+  std::copy(std::begin(words), std::end(words), p->offsets[slot]);
+  p->slot[slot][2] = max_word;
+  p->slot[slot][3] = step;
+}
+
+// An SGD step's operands, in fused_sgd.wgsl's order.
+void bind_sgd(Launch& launch, const SgdStep& s, uint32_t per_word, bool momentum, uint32_t slot,
+              wgsl::FusedSgdParams* p) {
+  const uint32_t param = bind_words(launch, s.param, s.count, s.param.dtype, per_word);
+  const uint32_t grad = bind_words(launch, s.grad, s.count, s.param.dtype, per_word);
+  uint32_t buffer = 0;
+  if (momentum) {
+    launch.require(s.momentum_buffer.has_value(), "momentum buffers for some parameters only");
+    buffer = bind_words(launch, s.momentum_buffer.value_or(s.param), s.count, s.param.dtype, per_word);
+  }
+  if (!p) return;
+  p->offsets[slot][0] = param;
+  p->offsets[slot][1] = grad;
+  p->offsets[slot][2] = buffer;
 }
 
 // The Params fields a call's steps share, from its first step.
@@ -184,26 +222,7 @@ std::string adam_steps(runtime::DeviceContext& context, std::span<const AdamStep
   if (steps.empty()) return "";
   const AdamStep& first = steps.front();
   const bool amsgrad = first.max_exp_avg_sq.has_value();
-  auto bind_slot = [amsgrad](Launch& launch, const AdamStep& s, uint32_t per_word, uint32_t slot,
-                             wgsl::FusedAdamParams* p) {
-    const c10::ScalarType type = s.param.dtype;
-    const uint32_t words[4] = {bind_words(launch, s.param, s.count, type, per_word),
-                               bind_words(launch, s.grad, s.count, type, per_word),
-                               bind_words(launch, s.exp_avg, s.count, type, per_word),
-                               bind_words(launch, s.exp_avg_sq, s.count, type, per_word)};
-    launch.require(s.step.dtype == c10::kFloat, "a step count that is not float32");
-    const uint32_t step = launch.bind(s.step, 1);
-    uint32_t max_word = 0;
-    if (amsgrad) {
-      launch.require(s.max_exp_avg_sq.has_value(), "amsgrad state for some parameters only");
-      max_word = bind_words(launch, s.max_exp_avg_sq.value_or(s.exp_avg_sq), s.count, type, per_word);
-    }
-    if (!p) return;
-    std::copy(std::begin(words), std::end(words), p->offsets[slot]);
-    p->slot[slot][2] = max_word;
-    p->slot[slot][3] = step;
-  };
-  return run_steps(context, first.adamw ? "_fused_adamw_" : "_fused_adam_", steps, hyperparameters(first), bind_slot,
+  return run_steps(context, first.adamw ? "_fused_adamw_" : "_fused_adam_", steps, hyperparameters(first), bind_adam,
                    wgsl::fused_adam, std::span(kAdamOperands, amsgrad ? 6 : 5), "max_exp_avg_sq", amsgrad,
                    {{"amsgrad", amsgrad}, {"adamw", first.adamw}});
 }
@@ -212,21 +231,7 @@ std::string sgd_steps(runtime::DeviceContext& context, std::span<const SgdStep> 
   if (steps.empty()) return "";
   const SgdStep& first = steps.front();
   const bool momentum = first.momentum_buffer.has_value();
-  auto bind_slot = [momentum](Launch& launch, const SgdStep& s, uint32_t per_word, uint32_t slot,
-                              wgsl::FusedSgdParams* p) {
-    const uint32_t param = bind_words(launch, s.param, s.count, s.param.dtype, per_word);
-    const uint32_t grad = bind_words(launch, s.grad, s.count, s.param.dtype, per_word);
-    uint32_t buffer = 0;
-    if (momentum) {
-      launch.require(s.momentum_buffer.has_value(), "momentum buffers for some parameters only");
-      buffer = bind_words(launch, s.momentum_buffer.value_or(s.param), s.count, s.param.dtype, per_word);
-    }
-    if (!p) return;
-    p->offsets[slot][0] = param;
-    p->offsets[slot][1] = grad;
-    p->offsets[slot][2] = buffer;
-  };
-  return run_steps(context, "_fused_sgd_", steps, hyperparameters(first), bind_slot, wgsl::fused_sgd,
+  return run_steps(context, "_fused_sgd_", steps, hyperparameters(first), bind_sgd, wgsl::fused_sgd,
                    std::span(kSgdOperands, momentum ? 3 : 2), "momentum_buffer", momentum,
                    {{"momentum", momentum}, {"first_step", first.first_step}, {"nesterov", first.nesterov}});
 }
