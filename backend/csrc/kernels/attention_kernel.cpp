@@ -72,8 +72,9 @@ std::string source(const AttentionProblem& s, uint64_t split) {
 
 std::string kernel_name(const AttentionProblem& s, uint64_t split) {
   const std::string mask = s.mask.defined() ? dtype_info(s.mask.ref.dtype)->name : "none";
-  return std::string("attention/") + name_of(s.pass, kEntryPoints) + "/" + dtype_info(s.q.ref.dtype)->name + "/mask-" + mask +
-         "/qk" + std::to_string(vec4s(s.qk_dim)) + "v" + std::to_string(vec4s(s.v_dim)) + "/split" + std::to_string(split);
+  return std::string("attention/") + name_of(s.pass, kEntryPoints) + "/" + dtype_info(s.q.ref.dtype)->name +
+         "/mask-" + mask + "/qk" + std::to_string(vec4s(s.qk_dim)) + "v" + std::to_string(vec4s(s.v_dim)) + "/split" +
+         std::to_string(split);
 }
 
 // Binds `o` and stores its window offset and strides in the four Params fields given.
@@ -158,7 +159,8 @@ std::string attention_unsupported_reason(runtime::DeviceContext& context, const 
 void attention(runtime::DeviceContext& context, const AttentionProblem& s) {
   const uint64_t split = split_of(context, s);
   if (workgroups(s, split) == 0) return;
-  plan(context, s).run(kernel_name(s, split), [&] { return source(s, split); }, workgroups(s, split), name_of(s.pass, kEntryPoints));
+  plan(context, s).run(kernel_name(s, split), [&] { return source(s, split); }, workgroups(s, split),
+                       name_of(s.pass, kEntryPoints));
 }
 
 } // namespace torch_dml::kernels
