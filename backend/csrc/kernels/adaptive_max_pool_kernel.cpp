@@ -13,8 +13,7 @@ LaunchPlan<wgsl::AdaptiveMaxPoolParams> plan(runtime::DeviceContext& context, co
   LaunchPlan<wgsl::AdaptiveMaxPoolParams> plan(context, "adaptive_max_pool2d", a.src.dtype);
   Launch& launch = plan.launch;
   const c10::ScalarType type = a.src.dtype;
-  launch.require(is_float_family(type) || type == c10::kDouble,
-                 "a dtype that is not floating point");
+  launch.require(is_float_family(type) || type == c10::kDouble, "a dtype that is not floating point");
   launch.require(type != c10::kDouble || context.has(runtime::Feature::ShaderF64), "float64 without shader-f64");
   const uint64_t count = a.planes * a.out_h * a.out_w;
   launch.require_u32(a.planes * a.in_h * a.in_w, "input elements");
