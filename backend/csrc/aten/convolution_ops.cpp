@@ -22,6 +22,7 @@
 #include "aten/common.h"
 #include "aten/fallback.h"
 #include "kernels/conv_kernel.h"
+#include "kernels/dtypes.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -45,8 +46,7 @@ bool valid_stride(at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayR
 bool native_conv2d(const at::Tensor& input, const at::Tensor& weight, bool transposed, at::IntArrayRef stride,
                    at::IntArrayRef padding, at::IntArrayRef dilation) {
   const auto type = input.scalar_type();
-  const bool floating = type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
-  return floating && !transposed && input.dim() == 4 && weight.dim() == 4 && weight.scalar_type() == type &&
+  return kernels::is_float_family(type) && !transposed && input.dim() == 4 && weight.dim() == 4 && weight.scalar_type() == type &&
       stride.size() == 2 && padding.size() == 2 && dilation.size() == 2 && valid_stride(stride, padding, dilation);
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "aten/common.h"
+#include "kernels/dtypes.h"
 #include "kernels/foreach_kernel.h"
 #include "kernels/generated/elementwise_ops.h"
 #include "kernels/tensor_slots.h"
@@ -98,7 +99,7 @@ struct Call {
 };
 
 bool kernel_dtype(c10::ScalarType type) {
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+  return kernels::is_float_family(type);
 }
 
 // Whether the multi-tensor kernel takes the call's tensors (see the top of the file).

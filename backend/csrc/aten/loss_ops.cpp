@@ -13,6 +13,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "kernels/nll_loss_kernel.h"
 
@@ -21,8 +22,7 @@ namespace {
 
 bool native_case(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight) {
   const auto type = self.scalar_type();
-  const bool floating = type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
-  return floating && self.dim() == 2 && target.dim() == 1 && target.scalar_type() == c10::kLong &&
+  return self.dim() == 2 && target.dim() == 1 && target.scalar_type() == c10::kLong &&
       target.size(0) == self.size(0) && (!weight || !weight->defined() || weight->scalar_type() == type);
 }
 

@@ -19,6 +19,7 @@
 
 #include "aten/common.h"
 #include "kernels/attention_kernel.h"
+#include "kernels/dtypes.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -28,7 +29,7 @@ using kernels::AttentionPass;
 using kernels::AttentionProblem;
 
 bool floating(c10::ScalarType type) {
-  return type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16;
+  return kernels::is_float_family(type);
 }
 
 // Elements from the first that `t`'s indices reach.
