@@ -2,6 +2,7 @@
 
 #include <c10/util/ApproximateClock.h>
 #include <c10/util/Exception.h>
+#include <c10/util/ScopeExit.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -104,7 +105,8 @@ WGPUPipelineLayout CommandStream::pipeline_layout(uint32_t storage_count) {
 
 void CommandStream::ensure_encoder() {
   if (encoder_) return;
-  context_.check_alive("recording commands");
+  static const std::string recording = "recording commands"; // built once, not per submit
+  context_.check_alive(recording);
   WGPUCommandEncoderDescriptor descriptor = WGPU_COMMAND_ENCODER_DESCRIPTOR_INIT;
   encoder_ = webgpu::CommandEncoder(wgpu().DeviceCreateCommandEncoder(context_.device(), &descriptor));
 }
@@ -243,13 +245,14 @@ void CommandStream::flush() {
   encoder_.reset();
   pending_buffers_.clear();
   pending_dispatches_ = 0;
-  std::vector<uint8_t> params;
-  params.swap(params_);
-  params_.reserve(params_capacity_);
+  // The parameters go with the commands, also when the check below throws. params_ keeps its
+  // capacity: a fresh 256 KiB vector per submit was a malloc and free on every `.item()`.
+  const auto drop_params = c10::make_scope_exit([this] { params_.clear(); });
   // A command buffer whose Finish failed aborts the process if submitted: report and drop it.
   context_.check("finishing recorded commands");
-  if (!params.empty())
-    wgpu().QueueWriteBuffer(context_.queue(), params_ring_.get(), 0, params.data(), params.size());
+  // wgpu copies the bytes before it returns, so the vector is free for the next batch at once.
+  if (!params_.empty())
+    wgpu().QueueWriteBuffer(context_.queue(), params_ring_.get(), 0, params_.data(), params_.size());
   WGPUCommandBuffer raw = commands.get();
   last_submission_ = wgpu().QueueSubmitForIndex(context_.queue(), 1, &raw);
   submitted_ = true;

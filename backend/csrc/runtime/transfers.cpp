@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -56,18 +57,26 @@ struct ReadbackBuffers {
   Readback slots[3];
   // Requests whose buffer was given up after a failed map: wgpu may still answer them.
   std::vector<std::unique_ptr<MapRequest>> abandoned;
+  // The last answered request, reused by the next map: `.item()` maps once per call.
+  std::unique_ptr<MapRequest> spare;
   bool fail_next_map = false;
 };
 
 // Kept per device index, like the pipeline cache, since devices live as long as the process; used
-// under the device lock.
+// under the device lock. Read on every `.item()` without a global lock: a slot is filled once.
 ReadbackBuffers& readback_buffers(int device) {
   TORCH_CHECK(device >= 0 && device < kMaxDevices, "torch_dml: device index ", device, " beyond ", kMaxDevices);
-  static std::array<std::unique_ptr<ReadbackBuffers>, kMaxDevices> all;
+  static std::array<std::atomic<ReadbackBuffers*>, kMaxDevices> all;
+  ReadbackBuffers* buffers = all[device].load(std::memory_order_acquire);
+  if (buffers) return *buffers;
   static std::mutex guard;
   std::lock_guard<std::mutex> lock(guard);
-  if (!all[device]) all[device] = std::make_unique<ReadbackBuffers>();
-  return *all[device];
+  buffers = all[device].load(std::memory_order_relaxed);
+  if (!buffers) {
+    buffers = new ReadbackBuffers(); // never freed: its buffers outlive static destruction order
+    all[device].store(buffers, std::memory_order_release);
+  }
+  return *buffers;
 }
 
 uint64_t round_up(uint64_t value, uint64_t multiple) {
@@ -91,7 +100,10 @@ Readback& readback(DeviceContext& context, ReadbackBuffers& buffers, int slot) {
 // so a chunk copied after it keeps the device busy meanwhile. A failed map gives the buffer up and
 // raises.
 const uint8_t* map(DeviceContext& context, ReadbackBuffers& buffers, Readback& stage, uint64_t size) {
-  auto request = std::make_unique<MapRequest>();
+  std::unique_ptr<MapRequest> request = buffers.spare ? std::move(buffers.spare) : std::make_unique<MapRequest>();
+  request->done = false;
+  request->status = WGPUMapAsyncStatus_Error;
+  request->message.clear();
   WGPUBufferMapCallbackInfo callback = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
   callback.mode = WGPUCallbackMode_AllowProcessEvents;
   callback.callback = on_mapped;
@@ -101,7 +113,10 @@ const uint8_t* map(DeviceContext& context, ReadbackBuffers& buffers, Readback& s
   wait_for(context, &stage.last_use, [&request] { return request->done; });
   if (request->done && request->status == WGPUMapAsyncStatus_Success) {
     const void* mapped = wgpu().BufferGetConstMappedRange(stage.buffer.get(), 0, size);
-    if (mapped) return static_cast<const uint8_t*>(mapped);
+    if (mapped) {
+      buffers.spare = std::move(request);
+      return static_cast<const uint8_t*>(mapped);
+    }
     wgpu().BufferUnmap(stage.buffer.get());
   }
   const std::string message = !request->done ? "the map request never completed"
@@ -124,7 +139,8 @@ void fail_next_staging_map(int device) {
 void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_t size) {
   if (size == 0) return;
   std::lock_guard<std::recursive_mutex> lock(context_.mutex());
-  context_.check_alive("reading back from the device");
+  static const std::string reading = "reading back from the device"; // built once, not per `.item()`
+  context_.check_alive(reading);
   ReadbackBuffers& buffers = readback_buffers(context_.index());
   // Copies move whole words: read the words around [offset, offset + size), keep the bytes asked for.
   const uint64_t begin = offset / 4 * 4;
