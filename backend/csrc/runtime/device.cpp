@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <sstream>
 
@@ -43,6 +44,11 @@ std::vector<std::unique_ptr<DeviceContext>>& contexts() {
   static auto* all = new std::vector<std::unique_ptr<DeviceContext>>();
   return *all;
 }
+
+// The created contexts again, read without the lock: every allocation and op asks for its device's
+// context (several times per `.item()`), and a context, once made, lives as long as the process.
+constexpr int kMaxFastContexts = 64;
+std::atomic<DeviceContext*> created_contexts[kMaxFastContexts];
 
 // 200 us: longer than a small kernel plus its submission, short enough to cost little CPU when a
 // training step takes milliseconds and the wait ends up blocking anyway.
@@ -165,6 +171,9 @@ int device_count() noexcept {
 }
 
 DeviceContext& device_context(int index) {
+  if (index >= 0 && index < kMaxFastContexts) {
+    if (DeviceContext* created = created_contexts[index].load(std::memory_order_acquire)) return *created;
+  }
   const int count = device_count();
   TORCH_CHECK(index >= 0 && index < count, "Invalid device_id argument supplied ", index,
               ". device_id must be in range [0, ", count, ").",
@@ -173,6 +182,7 @@ DeviceContext& device_context(int index) {
   auto& all = contexts();
   if (all.size() < static_cast<size_t>(count)) all.resize(count);
   if (!all[index]) all[index] = std::make_unique<DeviceContext>(index, AdapterRegistry::get().adapters()[index]);
+  if (index < kMaxFastContexts) created_contexts[index].store(all[index].get(), std::memory_order_release);
   return *all[index];
 }
 
