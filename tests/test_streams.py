@@ -102,6 +102,32 @@ print("ok")
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr
 
 
+
+@pytest.mark.parametrize("flush_every", ["32", "100000"])
+def test_kernel_parameters_reach_their_dispatch_when_reused_and_when_the_ring_starts_over(flush_every):
+    # Parameters already in the uniform ring are found by content and bound again, and the ring starts
+    # over when full (256 KiB: 20000 distinct blocks of at least 16 bytes overflow it, within one batch
+    # when nothing flushes early). Every dispatch must still see its own values.
+    result = run_python("""
+import torch, torch_dml
+a = torch.zeros(64, device="dml")
+b = torch.ones(64, device="dml")
+expected = torch.zeros(64)
+for i in range(20000):
+    alpha = float(i) if i % 2 == 0 else -float(i - 1)  # fresh values that cancel pairwise
+    a.add_(b, alpha=alpha)
+    expected += alpha
+    if i % 3 == 0:
+        a.add_(b, alpha=0.5)  # the same parameters again and again
+        expected += 0.5
+    if i % 4999 == 0:
+        assert torch.equal(a.cpu(), expected), (i, a.cpu()[:4], expected[:4])
+assert torch.equal(a.cpu(), expected)
+assert (a[:8] * 2).sum().item() == float(expected[:8].sum() * 2)
+print("ok")
+""", TORCH_DML_FLUSH_EVERY=flush_every)
+    assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr
+
 # -- torch.dml.Stream / Event and the current-stream functions (the torch.cuda names) ----------------------
 
 def test_dml_stream_is_a_torch_stream_on_dml():

@@ -5,9 +5,14 @@
 #include <c10/util/ScopeExit.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 #include "runtime/device.h"
 #include "runtime/device_wait.h"
@@ -25,6 +30,61 @@ constexpr size_t kMaxBindGroups = 4096;
 
 uint64_t round_up(uint64_t value, uint64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
+}
+
+// Kernel parameters the ring already holds, found by content: a loop that repeats its dispatches (a
+// training step, `tiny op + .item()`) then records no new bytes, and a submit with none skips the
+// queue write, which in wgpu-native creates a staging buffer and one more command buffer per submit.
+//
+// The ring fills upwards across submits (a batch's new bytes go at `batch_base`); when it is full it
+// starts again at 0 and forgets what it held. Overwriting is safe because queue writes are ordered with
+// submissions. `shadow` mirrors the ring's bytes so a hash match is confirmed byte for byte.
+struct ParamsReuse {
+  struct Entry {
+    uint64_t hash = 0;
+    uint32_t offset = 0;
+    uint32_t size = 0; // 0: empty
+  };
+  static constexpr size_t kEntries = 4096; // direct-mapped: a clash replaces, it never allocates
+  std::vector<uint8_t> shadow;
+  std::vector<Entry> entries = std::vector<Entry>(kEntries);
+  uint64_t batch_base = 0;
+
+  void forget() {
+    std::fill(entries.begin(), entries.end(), Entry{});
+    batch_base = 0;
+  }
+};
+
+constexpr int kMaxDevices = 64;
+
+// Per device, like the pipeline cache (a slot is filled once and read without a global lock); used under
+// the device lock.
+ParamsReuse& params_reuse(int device, uint64_t capacity) {
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, "torch_dml: device index ", device, " beyond ", kMaxDevices);
+  static std::array<std::atomic<ParamsReuse*>, kMaxDevices> all;
+  ParamsReuse* reuse = all[device].load(std::memory_order_acquire);
+  if (reuse) return *reuse;
+  static std::mutex guard;
+  std::lock_guard<std::mutex> lock(guard);
+  reuse = all[device].load(std::memory_order_relaxed);
+  if (!reuse) {
+    reuse = new ParamsReuse();
+    reuse->shadow.assign(capacity, 0);
+    all[device].store(reuse, std::memory_order_release);
+  }
+  return *reuse;
+}
+
+uint64_t hash_params(const void* params, size_t size, uint32_t binding_size) {
+  const uint64_t h = std::hash<std::string_view>()(std::string_view(static_cast<const char*>(params), size));
+  return h ^ (static_cast<uint64_t>(binding_size) * 0x9E3779B97F4A7C15ull);
+}
+
+bool all_zero(const uint8_t* bytes, size_t size) {
+  for (size_t i = 0; i < size; ++i)
+    if (bytes[i]) return false;
+  return true;
 }
 
 uint32_t flush_every_from_env() {
@@ -195,11 +255,29 @@ void CommandStream::record_dispatch(WGPUComputePipeline pipeline, uint32_t stora
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
   TORCH_INTERNAL_ASSERT(storage_count <= kMaxStorageBindings);
   const uint32_t binding_size = static_cast<uint32_t>(round_up(std::max<size_t>(params_size, 16), 16));
-  const uint64_t slot = round_up(binding_size, params_alignment_);
-  if (params_.size() + slot > params_capacity_) flush();
-  const uint64_t params_offset = params_.size();
-  params_.resize(params_offset + slot, 0);
-  if (params_size) std::memcpy(params_.data() + params_offset, params, params_size);
+  ParamsReuse& reuse = params_reuse(context_.index(), params_capacity_);
+  const uint64_t hash = hash_params(params, params_size, binding_size);
+  ParamsReuse::Entry& entry = reuse.entries[hash % ParamsReuse::kEntries];
+  uint64_t params_offset = 0;
+  if (entry.size == binding_size && entry.hash == hash &&
+      (params_size == 0 || std::memcmp(reuse.shadow.data() + entry.offset, params, params_size) == 0) &&
+      all_zero(reuse.shadow.data() + entry.offset + params_size, binding_size - params_size)) {
+    params_offset = entry.offset;
+  } else {
+    const uint64_t slot = round_up(binding_size, params_alignment_);
+    if (reuse.batch_base + params_.size() + slot > params_capacity_) {
+      flush();
+      // Nothing recorded refers to the ring now (a batch with no dispatch has no encoder to flush).
+      params_.clear();
+      reuse.forget();
+    }
+    const uint64_t in_batch = params_.size();
+    params_offset = reuse.batch_base + in_batch;
+    params_.resize(in_batch + slot, 0);
+    if (params_size) std::memcpy(params_.data() + in_batch, params, params_size);
+    std::memcpy(reuse.shadow.data() + params_offset, params_.data() + in_batch, slot);
+    entry = {hash, static_cast<uint32_t>(params_offset), binding_size};
+  }
 
   BindGroupKey key;
   key.storage_count = storage_count;
@@ -245,14 +323,22 @@ void CommandStream::flush() {
   encoder_.reset();
   pending_buffers_.clear();
   pending_dispatches_ = 0;
-  // The parameters go with the commands, also when the check below throws. params_ keeps its
-  // capacity: a fresh 256 KiB vector per submit was a malloc and free on every `.item()`.
-  const auto drop_params = c10::make_scope_exit([this] { params_.clear(); });
+  // The parameters go with the commands, also when the check below throws; then the ring never gets
+  // them, and what was remembered as in it is forgotten. params_ keeps its capacity.
+  ParamsReuse& reuse = params_reuse(context_.index(), params_capacity_);
+  bool uploaded = params_.empty();
+  const auto drop_params = c10::make_scope_exit([&] {
+    params_.clear();
+    if (!uploaded) reuse.forget();
+  });
   // A command buffer whose Finish failed aborts the process if submitted: report and drop it.
   context_.check("finishing recorded commands");
   // wgpu copies the bytes before it returns, so the vector is free for the next batch at once.
-  if (!params_.empty())
-    wgpu().QueueWriteBuffer(context_.queue(), params_ring_.get(), 0, params_.data(), params_.size());
+  if (!params_.empty()) {
+    wgpu().QueueWriteBuffer(context_.queue(), params_ring_.get(), reuse.batch_base, params_.data(), params_.size());
+    reuse.batch_base += params_.size();
+    uploaded = true;
+  }
   WGPUCommandBuffer raw = commands.get();
   last_submission_ = wgpu().QueueSubmitForIndex(context_.queue(), 1, &raw);
   submitted_ = true;
