@@ -5,11 +5,8 @@
 #include <c10/util/ScopeExit.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 
 #include "runtime/device.h"
@@ -30,14 +27,17 @@ uint64_t round_up(uint64_t value, uint64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
 
+} // namespace
+
 // Kernel parameters the ring already holds, found by content: a loop that repeats its dispatches (a
 // training step, `tiny op + .item()`) then records no new bytes, and a submit with none skips the
 // queue write, which in wgpu-native creates a staging buffer and one more command buffer per submit.
 //
 // The ring fills upwards across submits (a batch's new bytes go at `batch_base`); when it is full it
 // starts again at 0 and forgets what it held. Overwriting is safe because queue writes are ordered with
-// submissions. `shadow` mirrors the ring's bytes so a hash match is confirmed byte for byte.
-struct ParamsReuse {
+// submissions. `shadow` mirrors the ring's bytes so a hash match is confirmed byte for byte. One per
+// stream, as the ring is.
+struct CommandStream::ParamsReuse {
   struct Entry {
     uint64_t hash = 0;
     uint32_t offset = 0;
@@ -54,25 +54,7 @@ struct ParamsReuse {
   }
 };
 
-constexpr int kMaxDevices = 64;
-
-// Per device, like the pipeline cache (a slot is filled once and read without a global lock); used under
-// the device lock.
-ParamsReuse& params_reuse(int device, uint64_t capacity) {
-  TORCH_CHECK(device >= 0 && device < kMaxDevices, "torch_dml: device index ", device, " beyond ", kMaxDevices);
-  static std::array<std::atomic<ParamsReuse*>, kMaxDevices> all;
-  ParamsReuse* reuse = all[device].load(std::memory_order_acquire);
-  if (reuse) return *reuse;
-  static std::mutex guard;
-  std::lock_guard<std::mutex> lock(guard);
-  reuse = all[device].load(std::memory_order_relaxed);
-  if (!reuse) {
-    reuse = new ParamsReuse();
-    reuse->shadow.assign(capacity, 0);
-    all[device].store(reuse, std::memory_order_release);
-  }
-  return *reuse;
-}
+namespace {
 
 // A word at a time: parameter blocks are hundreds of bytes and hashed on every dispatch, and a clash
 // only costs a miss (the bytes are compared before any reuse).
@@ -145,6 +127,8 @@ CommandStream::CommandStream(DeviceContext& context)
   descriptor.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
   params_ring_ = webgpu::Buffer(wgpu().DeviceCreateBuffer(context_.device(), &descriptor));
   params_.reserve(params_capacity_);
+  reuse_ = std::make_unique<ParamsReuse>();
+  reuse_->shadow.assign(params_capacity_, 0);
 }
 
 CommandStream::~CommandStream() = default;
@@ -270,7 +254,7 @@ void CommandStream::record_dispatch(WGPUComputePipeline pipeline, uint32_t stora
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return;
   TORCH_INTERNAL_ASSERT(storage_count <= kMaxStorageBindings);
   const uint32_t binding_size = static_cast<uint32_t>(round_up(std::max<size_t>(params_size, 16), 16));
-  ParamsReuse& reuse = params_reuse(context_.index(), params_capacity_);
+  ParamsReuse& reuse = *reuse_;
   const uint64_t hash = hash_params(params, params_size, binding_size);
   ParamsReuse::Entry& entry = reuse.entries[hash % ParamsReuse::kEntries];
   uint64_t params_offset = 0;
@@ -340,7 +324,7 @@ void CommandStream::flush() {
   pending_dispatches_ = 0;
   // The parameters go with the commands, also when the check below throws; then the ring never gets
   // them, and what was remembered as in it is forgotten. params_ keeps its capacity.
-  ParamsReuse& reuse = params_reuse(context_.index(), params_capacity_);
+  ParamsReuse& reuse = *reuse_;
   bool uploaded = params_.empty();
   const auto drop_params = c10::make_scope_exit([&] {
     params_.clear();

@@ -114,6 +114,8 @@ class CommandStream {
   // Parameters of the pending dispatches, uploaded into the uniform ring in one write per submit.
   std::vector<uint8_t> params_;
   webgpu::Buffer params_ring_;
+  struct ParamsReuse; // what the ring holds, by content (stream.cpp)
+  std::unique_ptr<ParamsReuse> reuse_;
   uint64_t params_capacity_;
   uint32_t params_alignment_;
 
