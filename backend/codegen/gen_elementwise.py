@@ -110,7 +110,7 @@ def render_kernel(row: Row, overload: str) -> tuple[str, str]:
     inplace = not outs and args[0].writes
     fn = "k_" + ops_struct(overload).removeprefix("at::_ops::")
     names = ", ".join(a.name for a in args)
-    fallback = f"at::native::call_fallback_fn<&cpu_fallback, {ops_struct(overload)}>::call({names})"
+    fallback = schemas.fallback_call(overload, names)
     body = [f"  if (!takes({', '.join(a.name for a in inputs)})) return {fallback};"]
     operands = []
     for a in inputs:

@@ -133,3 +133,8 @@ def read(overload: str) -> Schema:
 def ops_struct(overload: str) -> str:
     base, _, name = overload.partition(".")
     return f"at::_ops::{base}_{name}" if name else f"at::_ops::{base}"
+
+
+def fallback_call(overload: str, args: str) -> str:
+    """The C++ call sending `overload` with `args` to the counted CPU fallback (aten/fallback.h)."""
+    return f"at::native::call_fallback_fn<&cpu_fallback, {ops_struct(overload)}>::call({args})"
