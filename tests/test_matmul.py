@@ -169,6 +169,41 @@ def test_large_tile_kernel_every_layout_and_ragged_edges(dtype, m, k, n, layout)
           reference(lambda c, x, y: torch.addmm(c, x, y, beta=0.5, alpha=2.0), bias, a, b), dtype, k)
 
 
+LAYOUT_NAMES = {"nn": "", "tn": "/a_t", "nt": "/b_t", "tt": "/a_t/b_t"}
+
+
+def in_fresh_buffer(t: torch.Tensor, transposed: bool, shift: int) -> torch.Tensor:
+    """t on dml in a buffer of its own, `shift` elements in; `transposed`: stored as t.t()."""
+    stored = t.t() if transposed else t
+    flat = torch.zeros(stored.numel() + shift, dtype=t.dtype).to("dml")
+    flat[shift:].copy_(stored.reshape(-1).to("dml"))
+    view = flat[shift:].view(stored.shape)
+    return view.t() if transposed else view
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    return t.cpu().view(torch.int16 if t.element_size() == 2 else torch.int32)
+
+
+# Aligned operands whose unit-stride extent is a multiple of 4 load four elements per vector load
+# (variants /a_v, /b_v); shifted one element they take the scalar loads. Both feed the same values to
+# the same FMAs in the same order, so the results agree bit for bit on every driver; a quad put in the
+# wrong place of the tile would not. 128x2064x132 also runs split-K.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("m,k,n", [(132, 72, 136), (128, 2064, 132)])
+@pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
+def test_large_tile_quad_loads_match_the_scalar_loads_bit_for_bit(dtype, m, k, n, layout):
+    a = rand(k, m, dtype=dtype, seed=26).t() if layout[0] == "t" else rand(m, k, dtype=dtype, seed=26)
+    b = rand(n, k, dtype=dtype, seed=27).t() if layout[1] == "t" else rand(k, n, dtype=dtype, seed=27)
+    quads = in_fresh_buffer(a, layout[0] == "t", 0) @ in_fresh_buffer(b, layout[1] == "t", 0)
+    scalars = in_fresh_buffer(a, layout[0] == "t", 1) @ in_fresh_buffer(b, layout[1] == "t", 1)
+    name = "gemm128/" + {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}[dtype]
+    compiled = torch_dml._C._compiled_kernels(0)
+    assert name + LAYOUT_NAMES[layout] + "/a_v/b_v" in compiled and name + LAYOUT_NAMES[layout] in compiled
+    assert torch.equal(bits(quads), bits(scalars))
+    check(quads, reference(torch.mm, a, b), dtype, k)
+
+
 def test_large_tile_kernel_batched_and_named():
     a, b = rand(3, 130, 40, seed=24), rand(3, 40, 140, seed=25)
     check(torch.bmm(a.to("dml"), b.to("dml")), torch.bmm(a, b), torch.float32)

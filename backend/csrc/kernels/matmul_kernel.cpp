@@ -77,10 +77,39 @@ std::string split_sum_source(c10::ScalarType type, bool with_addend) {
                  {"workgroup_size", std::to_string(kWorkgroupSize)}});
 }
 
-std::string large_source(c10::ScalarType type, bool with_addend, bool a_rows_fast, bool b_k_fast) {
+// A quad-bound operand (gemm128.wgsl's A_VEC / B_VEC): four consecutive elements are one vec4<u32> of
+// float32 or one vec2<u32> of float16/bfloat16 (two elements per word, the lower first).
+std::string quad_array(c10::ScalarType type) {
+  return type == c10::kFloat ? "array<vec4<u32>>" : "array<vec2<u32>>";
+}
+
+std::string quad_load(c10::ScalarType type, const std::string& array) {
+  const std::string at = array + "[i / 4u]";
+  if (type == c10::kFloat) return "bitcast<vec4<f32>>(" + at + ")";
+  if (type == c10::kHalf) return "vec4<f32>(unpack2x16float(" + at + ".x), unpack2x16float(" + at + ".y))";
+  return "vec4<f32>(bitcast<f32>(" + at + ".x << 16u), bitcast<f32>(" + at + ".x & 0xffff0000u), bitcast<f32>(" + at +
+      ".y << 16u), bitcast<f32>(" + at + ".y & 0xffff0000u))";
+}
+
+struct LargeVariant {
+  bool a_rows_fast = false, b_k_fast = false, a_vec = false, b_vec = false;
+};
+
+std::string large_source(c10::ScalarType type, bool with_addend, const LargeVariant& v) {
   auto holes = shared_holes(type, with_addend, false);
-  holes.push_back({"a_rows_fast", a_rows_fast ? "true" : "false"});
-  holes.push_back({"b_k_fast", b_k_fast ? "true" : "false"});
+  // A quad-bound operand's scalar load is never called, and could not index a vector array: a stand-in
+  // keeps the module valid; likewise the quad load of a scalar-bound one.
+  for (auto& hole : holes) {
+    if ((hole.name == "load_a" && v.a_vec) || (hole.name == "load_b" && v.b_vec)) hole.value = "0.0f";
+  }
+  holes.push_back({"a_rows_fast", v.a_rows_fast ? "true" : "false"});
+  holes.push_back({"b_k_fast", v.b_k_fast ? "true" : "false"});
+  holes.push_back({"a_vec", v.a_vec ? "true" : "false"});
+  holes.push_back({"b_vec", v.b_vec ? "true" : "false"});
+  holes.push_back({"a_array", v.a_vec ? quad_array(type) : "array<u32>"});
+  holes.push_back({"b_array", v.b_vec ? quad_array(type) : "array<u32>"});
+  holes.push_back({"load4_a", v.a_vec ? quad_load(type, "a") : "vec4<f32>(0.0f)"});
+  holes.push_back({"load4_b", v.b_vec ? quad_load(type, "b") : "vec4<f32>(0.0f)"});
   return render(wgsl::gemm128, holes);
 }
 
@@ -155,18 +184,27 @@ void bind_operand(Launch& launch, uint32_t* slot, const MatrixOperand& op, uint6
   slot[3] = static_cast<uint32_t>(op.col_stride);
 }
 
+// Whether gemm128.wgsl can load `op` (bound as operand `binding`, its first element `first` in the
+// window) in quads along its unit-stride dimension, rows when `rows_fast`, of extent `fast_extent`:
+// then every quad a slice reads starts a multiple of 4 elements into a 16-byte-aligned window and lies
+// wholly inside or wholly outside the matrix (split-K slices start on multiples of 16 of K).
+bool loads_quads(const Launch& launch, uint32_t binding, uint32_t first, const MatrixOperand& op, bool rows_fast,
+                 uint64_t fast_extent, uint64_t batches) {
+  const uint64_t unit = rows_fast ? op.row_stride : op.col_stride;
+  const uint64_t other = rows_fast ? op.col_stride : op.row_stride;
+  return unit == 1 && fast_extent % 4 == 0 && other % 4 == 0 && (batches < 2 || op.batch_stride % 4 == 0) &&
+      first % 4 == 0 && launch.binding(binding).offset % 16 == 0;
+}
+
 // The tile kernel a problem runs (gemm.wgsl or gemm128.wgsl), without or with its addend.
 struct TileKernel {
   bool large = false, a_rows_fast = false, b_k_fast = false;
   uint64_t groups_x = 0, groups_y = 0;
 
-  std::string name(c10::ScalarType type, bool addend) const {
+  static std::string name(c10::ScalarType type, bool addend, bool large, const LargeVariant& v) {
     return std::string(large ? "gemm128/" : "gemm/") + dtype_info(type)->name + (addend ? "/addend" : "") +
-        (large && a_rows_fast ? "/a_t" : "") + (large && b_k_fast ? "/b_t" : "");
-  }
-
-  std::function<std::string()> source(c10::ScalarType type, bool addend) const {
-    return [=, *this] { return large ? large_source(type, addend, a_rows_fast, b_k_fast) : small_source(type, addend); };
+        (large && v.a_rows_fast ? "/a_t" : "") + (large && v.b_k_fast ? "/b_t" : "") + (large && v.a_vec ? "/a_v" : "") +
+        (large && v.b_vec ? "/b_v" : "");
   }
 
   // One dispatch over `batches` of A and B (z: batch * slices + slice), writing `out` (and reading the
@@ -187,12 +225,19 @@ struct TileKernel {
     bind_operand(launch, params.b, b, batches, g.k, g.n);
     // Without an addend, `out` is bound in its place (unread), keeping the layout.
     bind_operand(launch, params.addend, addend ? *addend : out, slots, g.m, g.n);
+    LargeVariant v{a_rows_fast, b_k_fast, false, false};
+    if (large) {
+      v.a_vec = loads_quads(launch, 1, params.a[0], a, a_rows_fast, a_rows_fast ? g.m : g.k, batches);
+      v.b_vec = loads_quads(launch, 2, params.b[0], b, b_k_fast, b_k_fast ? g.k : g.n, batches);
+    }
+    const bool large_tile = large, with = addend.has_value();
     const Value value = accumulator_value(type);
     encode_scalar(alpha, value, type, &params.scalars[0][0]);
     encode_scalar(beta, value, type, &params.scalars[0][2]);
     params.split[0] = static_cast<uint32_t>(plan.slices);
     params.split[1] = static_cast<uint32_t>(plan.depth);
-    launch.run3d(name(type, addend.has_value()), source(type, addend.has_value()), params,
+    launch.run3d(name(type, with, large_tile, v),
+                 [=] { return large_tile ? large_source(type, with, v) : small_source(type, with); }, params,
                  static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y), static_cast<uint32_t>(slots));
   }
 };

@@ -2598,7 +2598,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
 )wgsl",
 gemm_holes, 8};
 
-inline constexpr std::string_view gemm128_holes[] = {"with_addend", "a_rows_fast", "b_k_fast", "load_a", "load_b", "load_addend", "alpha", "beta"};
+inline constexpr std::string_view gemm128_holes[] = {"a_array", "b_array", "with_addend", "a_rows_fast", "b_k_fast", "a_vec", "b_vec", "load_a", "load_b", "load4_a", "load4_b", "load_addend", "alpha", "beta"};
 inline constexpr Family gemm128{"gemm128",
 R"wgsl(// out = alpha * (A @ B) [+ beta * addend] in float32 for outputs of at least 128x128: a 128x128 tile
 // per workgroup of 16x16 threads, each thread 8x8 outputs held in sixteen vec4 registers (named, not an
@@ -2609,6 +2609,10 @@ R"wgsl(// out = alpha * (A @ B) [+ beta * addend] in float32 for outputs of at l
 // neighbouring threads read neighbouring elements. A variant without an addend binds `out` in its place.
 // Split-K as in gemm.wgsl: workgroup z is batch * slices + slice, over its slice of K only, its tile
 // written at out's batch index z.
+// The next slice's global loads are issued before the current slice's arithmetic (held in `Staged`
+// registers meanwhile), so their latency hides behind 512 FMAs instead of stalling every slice.
+// A_VEC / B_VEC: the operand's unit-stride dimension holds whole aligned quads (the host checks), so a
+// thread loads its four elements of a slice with one vector load instead of four.
 
 // ---- lib/gemm_params.wgsl ----
 // The uniform block of the GEMM tile kernels (gemm.wgsl, gemm128.wgsl): one layout, so one host-side
@@ -2648,18 +2652,26 @@ fn tile_at(group: vec3<u32>, local: vec3<u32>, size: u32) -> Tile {
 }
 // ---- end of lib/gemm_tile.wgsl ----
 @group(0) @binding(0) var<storage, read_write> out: array<f32>;
-@group(0) @binding(1) var<storage, read_write> a: array<u32>;
-@group(0) @binding(2) var<storage, read_write> b: array<u32>;
+@group(0) @binding(1) var<storage, read_write> a: {{a_array}};
+@group(0) @binding(2) var<storage, read_write> b: {{b_array}};
 @group(0) @binding(3) var<storage, read_write> addend: array<u32>;
 @group(0) @binding(4) var<uniform> p: Params;
 
 const WITH_ADDEND: bool = {{with_addend}};
 const A_ROWS_FAST: bool = {{a_rows_fast}};
 const B_K_FAST: bool = {{b_k_fast}};
+const A_VEC: bool = {{a_vec}};
+const B_VEC: bool = {{b_vec}};
 
 // [k 8][128] per operand, as vec4 over rows (A) or columns (B).
 var<workgroup> tile_a: array<vec4<f32>, 256>;
 var<workgroup> tile_b: array<vec4<f32>, 256>;
+
+// One thread's share of a slice: four elements of A and four of B, in the order `stage` stores them.
+struct Staged {
+  a: vec4<f32>,
+  b: vec4<f32>,
+}
 
 fn load_a(i: u32) -> f32 {
   return {{load_a}};
@@ -2667,6 +2679,15 @@ fn load_a(i: u32) -> f32 {
 
 fn load_b(i: u32) -> f32 {
   return {{load_b}};
+}
+
+// Elements i..i+3 (i a multiple of 4) of the quad-bound operands.
+fn load4_a(i: u32) -> vec4<f32> {
+  return {{load4_a}};
+}
+
+fn load4_b(i: u32) -> vec4<f32> {
+  return {{load4_b}};
 }
 
 fn load_addend(i: u32) -> f32 {
@@ -2690,12 +2711,111 @@ fn store4(batch: u32, slot: u32, row: u32, col: u32, c: vec4<f32>) {
   }
 }
 
+// Where element e (0..1023) of a slice lives, for the scalar loads: A's row and k, B's column and k.
+fn a_place(e: u32) -> vec2<u32> {
+  if (A_ROWS_FAST) { return vec2<u32>(e % 128u, e / 128u); }
+  return vec2<u32>(e / 8u, e % 8u);
+}
+
+fn b_place(e: u32) -> vec2<u32> {
+  if (B_K_FAST) { return vec2<u32>(e / 8u, e % 8u); }
+  return vec2<u32>(e % 128u, e / 128u);
+}
+
+// Thread t's quad of a slice when an operand loads vectors: along K (A not transposed, B transposed),
+// rows (or columns) t / 2 and k (t % 2) * 4 .. + 3; along rows (A transposed) or columns (B not
+// transposed), k t / 32 and rows (columns) (t % 32) * 4 .. + 3.
+fn quad_along_k(t: u32) -> vec2<u32> {
+  return vec2<u32>(t / 2u, (t % 2u) * 4u);
+}
+
+fn quad_across_k(t: u32) -> vec2<u32> {
+  return vec2<u32>((t % 32u) * 4u, t / 32u);
+}
+
+// This thread's elements of the slice starting at k0, read from global memory (zero past the edges).
+fn fetch(tile: Tile, k0: u32) -> Staged {
+  let m = p.dims.x;
+  let n = p.dims.y;
+  var s = Staged(vec4<f32>(0.0f), vec4<f32>(0.0f));
+  if (A_VEC) {
+    // The host requires m (A_ROWS_FAST) or K a multiple of 4, so a quad lies wholly inside or outside.
+    let q = select(quad_along_k(tile.tid), quad_across_k(tile.tid), A_ROWS_FAST);
+    if (tile.row0 + q.x < m && k0 + q.y < tile.k_end) {
+      s.a = load4_a(tile.a_base + (tile.row0 + q.x) * p.a.z + (k0 + q.y) * p.a.w);
+    }
+  } else {
+    for (var i = 0u; i < 4u; i++) {
+      let at = a_place(tile.tid + i * 256u);
+      if (tile.row0 + at.x < m && k0 + at.y < tile.k_end) {
+        s.a[i] = load_a(tile.a_base + (tile.row0 + at.x) * p.a.z + (k0 + at.y) * p.a.w);
+      }
+    }
+  }
+  if (B_VEC) {
+    let q = select(quad_across_k(tile.tid), quad_along_k(tile.tid), B_K_FAST);
+    if (k0 + q.y < tile.k_end && tile.col0 + q.x < n) {
+      s.b = load4_b(tile.b_base + (k0 + q.y) * p.b.z + (tile.col0 + q.x) * p.b.w);
+    }
+  } else {
+    for (var i = 0u; i < 4u; i++) {
+      let at = b_place(tile.tid + i * 256u);
+      if (k0 + at.y < tile.k_end && tile.col0 + at.x < n) {
+        s.b[i] = load_b(tile.b_base + (k0 + at.y) * p.b.z + (tile.col0 + at.x) * p.b.w);
+      }
+    }
+  }
+  return s;
+}
+
+// Element (row or column `r`, k `kk`) of a slice into its operand's tile.
+fn put_a(r: u32, kk: u32, v: f32) {
+  tile_a[kk * 32u + r / 4u][r % 4u] = v;
+}
+
+fn put_b(c: u32, kk: u32, v: f32) {
+  tile_b[kk * 32u + c / 4u][c % 4u] = v;
+}
+
+// A quad along K is four k of one row; a quad across K is four rows of one k, one vec4 of the tile.
+fn stage(tid: u32, s: Staged) {
+  if (A_VEC) {
+    if (A_ROWS_FAST) {
+      let q = quad_across_k(tid);
+      tile_a[q.y * 32u + q.x / 4u] = s.a;
+    } else {
+      let q = quad_along_k(tid);
+      for (var j = 0u; j < 4u; j++) { put_a(q.x, q.y + j, s.a[j]); }
+    }
+  } else {
+    for (var i = 0u; i < 4u; i++) {
+      let at = a_place(tid + i * 256u);
+      put_a(at.x, at.y, s.a[i]);
+    }
+  }
+  if (B_VEC) {
+    if (B_K_FAST) {
+      let q = quad_along_k(tid);
+      for (var j = 0u; j < 4u; j++) { put_b(q.x, q.y + j, s.b[j]); }
+    } else {
+      let q = quad_across_k(tid);
+      tile_b[q.y * 32u + q.x / 4u] = s.b;
+    }
+  } else {
+    for (var i = 0u; i < 4u; i++) {
+      let at = b_place(tid + i * 256u);
+      put_b(at.x, at.y, s.b[i]);
+    }
+  }
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let m = p.dims.x;
   let n = p.dims.y;
   let tile = tile_at(group, local, 128u);
-  // Thread (x, y) owns rows y*4..y*4+3 and 64+y*4.. of the tile, columns x*4.. and 64+x*4..: c<i><h> is
+  // Thread (x, y) owns rows y*4..y*4+3 and 64+y*4.. of the tile, columns x*4.)wgsl"
+R"wgsl(. and 64+x*4..: c<i><h> is
   // row i (0-7) by column half h.
   var c00 = vec4<f32>(0.0f); var c01 = vec4<f32>(0.0f);
   var c10 = vec4<f32>(0.0f); var c11 = vec4<f32>(0.0f);
@@ -2705,33 +2825,13 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   var c50 = vec4<f32>(0.0f); var c51 = vec4<f32>(0.0f);
   var c60 = vec4<f32>(0.0f); var c61 = vec4<f32>(0.0f);
   var c70 = vec4<f32>(0.0f); var c71 = vec4<f32>(0.0f);
+  var next = fetch(tile, tile.k_begin);
   for (var k0 = tile.k_begin; k0 < tile.k_end; k0 += 8u) {
-    for (var i = 0u; i < 4u; i++) {
-      let e = tile.tid + i * 256u;
-      var r = e / 8u;
-      var kk = e % 8u;
-      if (A_ROWS_FAST) {
-        r = e % 128u;
-        kk = e / 128u;
-      }
-      var v = 0.0f;
-      if (tile.row0 + r < m && k0 + kk < tile.k_end) {
-        v = load_a(tile.a_base + (tile.row0 + r) * p.a.z + (k0 + kk) * p.a.w);
-      }
-      tile_a[kk * 32u + r / 4u][r % 4u] = v;
-      var c = e % 128u;
-      var kb = e / 128u;
-      if (B_K_FAST) {
-        c = e / 8u;
-        kb = e % 8u;
-      }
-      var u = 0.0f;
-      if (k0 + kb < tile.k_end && tile.col0 + c < n) {
-        u = load_b(tile.b_base + (k0 + kb) * p.b.z + (tile.col0 + c) * p.b.w);
-      }
-      tile_b[kb * 32u + c / 4u][c % 4u] = u;
-    }
+    stage(tile.tid, next);
     workgroupBarrier();
+    if (k0 + 8u < tile.k_end) {
+      next = fetch(tile, k0 + 8u);
+    }
     for (var kk = 0u; kk < 8u; kk++) {
       let a0 = tile_a[kk * 32u + local.y];
       let a1 = tile_a[kk * 32u + 16u + local.y];
@@ -2760,7 +2860,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
   store4(tile.batch, group.z, top + 67u, left, c70); store4(tile.batch, group.z, top + 67u, left + 64u, c71);
 }
 )wgsl",
-gemm128_holes, 8};
+gemm128_holes, 14};
 
 inline constexpr std::string_view gemm_split_sum_holes[] = {"acc", "operand_array", "with_addend", "load_addend", "workgroup_size", "alpha", "beta"};
 inline constexpr Family gemm_split_sum{"gemm_split_sum",
