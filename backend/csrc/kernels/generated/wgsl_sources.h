@@ -998,7 +998,8 @@ R"wgsl(// conv2d as an implicit GEMM: the forward pass and both weight-carrying 
 // CHANNELS_LAST, so that consecutive K reads of an NHWC tensor are adjacent. Decoding costs integer
 // divisions, so each K step's 16 indices are decoded once per workgroup into `k_table`, and each
 // thread's rows / columns once before the K loop: the inner loads are adds, compares and one multiply
-// per stride.
+// per stride. The next step's indices are decoded and its elements loaded into registers before the
+// current step's products, so the loads' latency overlaps them (two tables alternate).
 // grad_input is a gather (no atomics): input pixel (ih, iw) receives tap (kh, kw) of output pixel
 // ((ih + pad - kh * dil) / stride, ...) when that division is exact and in range. With a stride, the
 // input pixels split into stride_h x stride_w phases by (ih + pad) mod stride, and only the taps of
@@ -1013,18 +1014,27 @@ R"wgsl(// conv2d as an implicit GEMM: the forward pass and both weight-carrying 
 // The 64x64 output tile of gemm.wgsl and conv2d.wgsl: K in steps of 16 through workgroup memory, each
 // of a workgroup's 16x16 threads holding 4x4 outputs in `acc`. The accumulator type is a hole, not a
 // WGSL alias: naga takes an array of an alias and the same array of the aliased type for two types.
-// The includer fills the tiles; accumulate_4x4 then adds thread (x, y)'s products, rows y*4.. of A by
-// columns x*4.. of B, one K element after another: each output sums in the same order everywhere.
+// The includer fills the tiles through put_a / put_b; accumulate_4x4 then adds thread (x, y)'s products,
+// rows y*4.. of A by columns x*4.. of B, one K element after another: each output sums in the same
+// order everywhere. The tiles are held as vec4 so that each K step reads a thread's four rows and four
+// columns in two vector loads from workgroup memory rather than eight scalar ones.
 
-var<workgroup> tile_a: array<{{acc}}, 1024>; // [k 16][rows 64]
-var<workgroup> tile_b: array<{{acc}}, 1024>; // [k 16][cols 64]
+var<workgroup> tile_a: array<vec4<{{acc}}>, 256>; // [k 16][rows 64]
+var<workgroup> tile_b: array<vec4<{{acc}}>, 256>; // [k 16][cols 64]
+
+// Element i = k * 64 + row (or column) of a tile.
+fn put_a(i: u32, v: {{acc}}) {
+  tile_a[i / 4u][i % 4u] = v;
+}
+
+fn put_b(i: u32, v: {{acc}}) {
+  tile_b[i / 4u][i % 4u] = v;
+}
 
 fn accumulate_4x4(acc: ptr<function, array<{{acc}}, 16>>, x: u32, y: u32) {
   for (var kk = 0u; kk < 16u; kk++) {
-    let ra = kk * 64u + y * 4u;
-    let rb = kk * 64u + x * 4u;
-    let av = vec4<{{acc}}>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
-    let bv = vec4<{{acc}}>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
+    let av = tile_a[kk * 16u + y];
+    let bv = tile_b[kk * 16u + x];
     for (var i = 0u; i < 4u; i++) {
       (*acc)[i * 4u + 0u] += av[i] * bv.x;
       (*acc)[i * 4u + 1u] += av[i] * bv.y;
@@ -1094,7 +1104,8 @@ struct Part {
   ok: bool,
 }
 
-var<workgroup> k_table: array<Part, 16>;
+// The decoded K indices of two steps: the current one's, and the next one's while it is fetched.
+var<workgroup> k_table: array<array<Part, 16>, 2>;
 
 fn load_windowed(i: u32) -> f32 {
   return {{load_windowed}};
@@ -1140,7 +1151,8 @@ fn row_part(row: u32, group: u32) -> Part {
     let at = pixel(row);
     return Part(at.x * p.window.x + group * p.group_out * p.window.y, 0u, i32(at.y + p.pad_h),
                 i32(at.z + p.pad_w), row < p.m);
-  }
+)wgsl"
+R"wgsl(  }
   return Part((group * p.group_out + row) * p.plain.y, 0u, 0, 0, row < p.m);
 }
 
@@ -1153,8 +1165,7 @@ fn k_part(k: u32, k_end: u32) -> Part {
   let t = tap(k);
   let h = i32(p.taps.x + t.y * p.taps.z);
   let w = i32(p.taps.y + t.z * p.taps.w);
-  l)wgsl"
-R"wgsl(et taps = (p.kernel.x + t.y * p.kernel.z) * p.plain.z + (p.kernel.y + t.z * p.kernel.w) * p.plain.w;
+  let taps = (p.kernel.x + t.y * p.kernel.z) * p.plain.z + (p.kernel.y + t.z * p.kernel.w) * p.plain.w;
   if (PASS == PASS_FORWARD) { return Part(t.x * p.window.y, t.x * p.plain.y + taps, h, w, k < k_end); }
   return Part(t.x * p.window.y, t.x * p.plain.x + taps, h, w, k < k_end);
 }
@@ -1210,6 +1221,32 @@ fn slot(tid: u32, i: u32, k_fast: bool) -> vec2<u32> {
   return vec2<u32>(tid % 64u, tid / 64u + i * 4u);
 }
 
+// One thread's share of a K step: four elements of A and four of B, in the order `stage` stores them.
+struct Staged {
+  a: vec4<f32>,
+  b: vec4<f32>,
+}
+
+// This thread's elements of the step whose K indices are in k_table[table]. Read one step ahead, so
+// the loads are in flight while the current step's products run.
+fn fetch(table: u32, tid: u32, rows: array<Part, 4>, cols: array<Part, 4>) -> Staged {
+  var s = Staged(vec4<f32>(0.0), vec4<f32>(0.0));
+  for (var i = 0u; i < 4u; i++) {
+    s.a[i] = a_value(rows[i], k_table[table][slot(tid, i, A_K_FAST).y]);
+    s.b[i] = b_value(k_table[table][slot(tid, i, B_K_FAST).y], cols[i]);
+  }
+  return s;
+}
+
+fn stage(tid: u32, s: Staged) {
+  for (var i = 0u; i < 4u; i++) {
+    let sa = slot(tid, i, A_K_FAST);
+    put_a(sa.y * 64u + sa.x, s.a[i]);
+    let sb = slot(tid, i, B_K_FAST);
+    put_b(sb.y * 64u + sb.x, s.b[i]);
+  }
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let group = wg.z / p.slices;
@@ -1226,19 +1263,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
     cols[i] = col_part(col0 + slot(tid, i, B_K_FAST).x, group);
   }
   var acc: array<f32, 16>;
+  if (tid < 16u) { k_table[0][tid] = k_part(k_begin + tid, k_end); }
+  workgroupBarrier();
+  var next = fetch(0u, tid, rows, cols);
+  var table = 0u;
   for (var k0 = k_begin; k0 < k_end; k0 += 16u) {
-    // The previous step's loads, the only readers of the table, finished at its second barrier.
-    if (tid < 16u) { k_table[tid] = k_part(k0 + tid, k_end); }
+    stage(tid, next);
+    // The other table's last readers, the fetch two steps back, finished at that step's second barrier.
+    let more = k0 + 16u < k_end;
+    if (more && tid < 16u) { k_table[1u - table][tid] = k_part(k0 + 16u + tid, k_end); }
     workgroupBarrier();
-    for (var i = 0u; i < 4u; i++) {
-      let sa = slot(tid, i, A_K_FAST);
-      tile_a[sa.y * 64u + sa.x] = a_value(rows[i], k_table[sa.y]);
-      let sb = slot(tid, i, B_K_FAST);
-      tile_b[sb.y * 64u + sb.x] = b_value(k_table[sb.y], cols[i]);
+    if (more) {
+      next = fetch(1u - table, tid, rows, cols);
     }
-    workgroupBarrier();
     accumulate_4x4(&acc, local.x, local.y);
     workgroupBarrier();
+    table = 1u - table;
   }
   let base = p.out_offset + slice * p.out_slice;
   for (var i = 0u; i < 4u; i++) {
@@ -2453,7 +2493,8 @@ inline constexpr std::string_view gemm_holes[] = {"acc", "operand_array", "with_
 inline constexpr Family gemm{"gemm",
 R"wgsl(// out = alpha * (A @ B) [+ beta * addend] for a batch of matrices, every operand indexed through its
 // strides (any layout works unchanged): a 64x64 output tile per workgroup of 16x16 threads, each thread
-// 4x4 outputs, K in slices of 16 through workgroup memory. Accumulates in {{acc}}: float32 for the
+// 4x4 outputs, K in slices of 16 through workgroup memory, each slice's global loads issued during the
+// previous slice's products. Accumulates in {{acc}}: float32 for the
 // floats up to 32 bits, int32 (wrapping, as the CPU's narrower ints wrap) for the narrower ints,
 // float64 and int64 in themselves (two tiles of them fill the 16 KiB of workgroup memory WebGPU
 // guarantees). A variant without an addend binds `out` in its place.
@@ -2504,18 +2545,27 @@ fn tile_at(group: vec3<u32>, local: vec3<u32>, size: u32) -> Tile {
 // The 64x64 output tile of gemm.wgsl and conv2d.wgsl: K in steps of 16 through workgroup memory, each
 // of a workgroup's 16x16 threads holding 4x4 outputs in `acc`. The accumulator type is a hole, not a
 // WGSL alias: naga takes an array of an alias and the same array of the aliased type for two types.
-// The includer fills the tiles; accumulate_4x4 then adds thread (x, y)'s products, rows y*4.. of A by
-// columns x*4.. of B, one K element after another: each output sums in the same order everywhere.
+// The includer fills the tiles through put_a / put_b; accumulate_4x4 then adds thread (x, y)'s products,
+// rows y*4.. of A by columns x*4.. of B, one K element after another: each output sums in the same
+// order everywhere. The tiles are held as vec4 so that each K step reads a thread's four rows and four
+// columns in two vector loads from workgroup memory rather than eight scalar ones.
 
-var<workgroup> tile_a: array<{{acc}}, 1024>; // [k 16][rows 64]
-var<workgroup> tile_b: array<{{acc}}, 1024>; // [k 16][cols 64]
+var<workgroup> tile_a: array<vec4<{{acc}}>, 256>; // [k 16][rows 64]
+var<workgroup> tile_b: array<vec4<{{acc}}>, 256>; // [k 16][cols 64]
+
+// Element i = k * 64 + row (or column) of a tile.
+fn put_a(i: u32, v: {{acc}}) {
+  tile_a[i / 4u][i % 4u] = v;
+}
+
+fn put_b(i: u32, v: {{acc}}) {
+  tile_b[i / 4u][i % 4u] = v;
+}
 
 fn accumulate_4x4(acc: ptr<function, array<{{acc}}, 16>>, x: u32, y: u32) {
   for (var kk = 0u; kk < 16u; kk++) {
-    let ra = kk * 64u + y * 4u;
-    let rb = kk * 64u + x * 4u;
-    let av = vec4<{{acc}}>(tile_a[ra], tile_a[ra + 1u], tile_a[ra + 2u], tile_a[ra + 3u]);
-    let bv = vec4<{{acc}}>(tile_b[rb], tile_b[rb + 1u], tile_b[rb + 2u], tile_b[rb + 3u]);
+    let av = tile_a[kk * 16u + y];
+    let bv = tile_b[kk * 16u + x];
     for (var i = 0u; i < 4u; i++) {
       (*acc)[i * 4u + 0u] += av[i] * bv.x;
       (*acc)[i * 4u + 1u] += av[i] * bv.y;
@@ -2553,31 +2603,60 @@ fn beta() -> {{acc}} {
   return {{beta}};
 }
 
+// One thread's share of a K step: four elements of A and four of B, in the order `stage` stores them.
+struct Staged {
+  a: vec4<{{acc}}>,
+  b: vec4<{{acc}}>,
+}
+
+// Element e (0..1023) of a step: A's row e / 16 and k e % 16, B's k e / 64 and column e % 64.
+fn a_place(e: u32) -> vec2<u32> {
+  return vec2<u32>(e / 16u, e % 16u);
+}
+
+fn b_place(e: u32) -> vec2<u32> {
+  return vec2<u32>(e % 64u, e / 64u);
+}
+
+// This thread's elements of the step starting at k0 (zero past the edges). Read one step ahead, so the
+// loads are in flight while the current step's products run.
+fn fetch(tile: Tile, k0: u32) -> Staged {
+  var s = Staged(vec4<{{acc}}>({{acc}}(0)), vec4<{{acc}}>({{acc}}(0)));
+  for (var i = 0u; i < 4u; i++) {
+    let at = a_place(tile.tid + i * 256u);
+    if (tile.row0 + at.x < p.dims.x && k0 + at.y < tile.k_end) {
+      s.a[i] = load_a(tile.a_base + (tile.row0 + at.x) * p.a.z + (k0 + at.y) * p.a.w);
+    }
+    let bt = b_place(tile.tid + i * 256u);
+    if (k0 + bt.y < tile.k_end && tile.col0 + bt.x < p.dims.y) {
+      s.b[i] = load_b(tile.b_base + (k0 + bt.y) * p.b.z + (tile.col0 + bt.x) * p.b.w);
+    }
+  }
+  return s;
+}
+
+fn stage(tid: u32, s: Staged) {
+  for (var i = 0u; i < 4u; i++) {
+    let at = a_place(tid + i * 256u);
+    put_a(at.y * 64u + at.x, s.a[i]);
+    let bt = b_place(tid + i * 256u);
+    put_b(bt.y * 64u + bt.x, s.b[i]);
+  }
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let m = p.dims.x;
   let n = p.dims.y;
   let tile = tile_at(group, local, 64u);
   var acc: array<{{acc}}, 16>;
+  var next = fetch(tile, tile.k_begin);
   for (var k0 = tile.k_begin; k0 < tile.k_end; k0 += 16u) {
-    for (var i = 0u; i < 4u; i++) {
-      let e = tile.tid + i * 256u;
-      let r = e / 16u;
-      let kk = e % 16u;
-      var v = {{acc}}(0);
-      if (tile.row0 + r < m && k0 + kk < tile.k_end) {
-        v = load_a(tile.a_base + (tile.row0 + r) * p.a.z + (k0 + kk) * p.a.w);
-      }
-      tile_a[kk * 64u + r] = v;
-      let kb = e / 64u;
-      let c = e % 64u;
-      var u = {{acc}}(0);
-      if (k0 + kb < tile.k_end && tile.col0 + c < n) {
-        u = load_b(tile.b_base + (k0 + kb) * p.b.z + (tile.col0 + c) * p.b.w);
-      }
-      tile_b[kb * 64u + c] = u;
-    }
+    stage(tile.tid, next);
     workgroupBarrier();
+    if (k0 + 16u < tile.k_end) {
+      next = fetch(tile, k0 + 16u);
+    }
     accumulate_4x4(&acc, local.x, local.y);
     workgroupBarrier();
   }

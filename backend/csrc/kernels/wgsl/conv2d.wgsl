@@ -13,7 +13,8 @@
 // CHANNELS_LAST, so that consecutive K reads of an NHWC tensor are adjacent. Decoding costs integer
 // divisions, so each K step's 16 indices are decoded once per workgroup into `k_table`, and each
 // thread's rows / columns once before the K loop: the inner loads are adds, compares and one multiply
-// per stride.
+// per stride. The next step's indices are decoded and its elements loaded into registers before the
+// current step's products, so the loads' latency overlaps them (two tables alternate).
 // grad_input is a gather (no atomics): input pixel (ih, iw) receives tap (kh, kw) of output pixel
 // ((ih + pad - kh * dil) / stride, ...) when that division is exact and in range. With a stride, the
 // input pixels split into stride_h x stride_w phases by (ih + pad) mod stride, and only the taps of
@@ -86,7 +87,8 @@ struct Part {
   ok: bool,
 }
 
-var<workgroup> k_table: array<Part, 16>;
+// The decoded K indices of two steps: the current one's, and the next one's while it is fetched.
+var<workgroup> k_table: array<array<Part, 16>, 2>;
 
 fn load_windowed(i: u32) -> f32 {
   return {{load_windowed}};
@@ -201,6 +203,32 @@ fn slot(tid: u32, i: u32, k_fast: bool) -> vec2<u32> {
   return vec2<u32>(tid % 64u, tid / 64u + i * 4u);
 }
 
+// One thread's share of a K step: four elements of A and four of B, in the order `stage` stores them.
+struct Staged {
+  a: vec4<f32>,
+  b: vec4<f32>,
+}
+
+// This thread's elements of the step whose K indices are in k_table[table]. Read one step ahead, so
+// the loads are in flight while the current step's products run.
+fn fetch(table: u32, tid: u32, rows: array<Part, 4>, cols: array<Part, 4>) -> Staged {
+  var s = Staged(vec4<f32>(0.0), vec4<f32>(0.0));
+  for (var i = 0u; i < 4u; i++) {
+    s.a[i] = a_value(rows[i], k_table[table][slot(tid, i, A_K_FAST).y]);
+    s.b[i] = b_value(k_table[table][slot(tid, i, B_K_FAST).y], cols[i]);
+  }
+  return s;
+}
+
+fn stage(tid: u32, s: Staged) {
+  for (var i = 0u; i < 4u; i++) {
+    let sa = slot(tid, i, A_K_FAST);
+    put_a(sa.y * 64u + sa.x, s.a[i]);
+    let sb = slot(tid, i, B_K_FAST);
+    put_b(sb.y * 64u + sb.x, s.b[i]);
+  }
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let group = wg.z / p.slices;
@@ -217,19 +245,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
     cols[i] = col_part(col0 + slot(tid, i, B_K_FAST).x, group);
   }
   var acc: array<f32, 16>;
+  if (tid < 16u) { k_table[0][tid] = k_part(k_begin + tid, k_end); }
+  workgroupBarrier();
+  var next = fetch(0u, tid, rows, cols);
+  var table = 0u;
   for (var k0 = k_begin; k0 < k_end; k0 += 16u) {
-    // The previous step's loads, the only readers of the table, finished at its second barrier.
-    if (tid < 16u) { k_table[tid] = k_part(k0 + tid, k_end); }
+    stage(tid, next);
+    // The other table's last readers, the fetch two steps back, finished at that step's second barrier.
+    let more = k0 + 16u < k_end;
+    if (more && tid < 16u) { k_table[1u - table][tid] = k_part(k0 + 16u + tid, k_end); }
     workgroupBarrier();
-    for (var i = 0u; i < 4u; i++) {
-      let sa = slot(tid, i, A_K_FAST);
-      tile_a[sa.y * 64u + sa.x] = a_value(rows[i], k_table[sa.y]);
-      let sb = slot(tid, i, B_K_FAST);
-      tile_b[sb.y * 64u + sb.x] = b_value(k_table[sb.y], cols[i]);
+    if (more) {
+      next = fetch(1u - table, tid, rows, cols);
     }
-    workgroupBarrier();
     accumulate_4x4(&acc, local.x, local.y);
     workgroupBarrier();
+    table = 1u - table;
   }
   let base = p.out_offset + slice * p.out_slice;
   for (var i = 0u; i < 4u; i++) {

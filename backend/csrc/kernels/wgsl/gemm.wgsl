@@ -1,6 +1,7 @@
 // out = alpha * (A @ B) [+ beta * addend] for a batch of matrices, every operand indexed through its
 // strides (any layout works unchanged): a 64x64 output tile per workgroup of 16x16 threads, each thread
-// 4x4 outputs, K in slices of 16 through workgroup memory. Accumulates in {{acc}}: float32 for the
+// 4x4 outputs, K in slices of 16 through workgroup memory, each slice's global loads issued during the
+// previous slice's products. Accumulates in {{acc}}: float32 for the
 // floats up to 32 bits, int32 (wrapping, as the CPU's narrower ints wrap) for the narrower ints,
 // float64 and int64 in themselves (two tiles of them fill the 16 KiB of workgroup memory WebGPU
 // guarantees). A variant without an addend binds `out` in its place.
@@ -42,31 +43,60 @@ fn beta() -> {{acc}} {
   return {{beta}};
 }
 
+// One thread's share of a K step: four elements of A and four of B, in the order `stage` stores them.
+struct Staged {
+  a: vec4<{{acc}}>,
+  b: vec4<{{acc}}>,
+}
+
+// Element e (0..1023) of a step: A's row e / 16 and k e % 16, B's k e / 64 and column e % 64.
+fn a_place(e: u32) -> vec2<u32> {
+  return vec2<u32>(e / 16u, e % 16u);
+}
+
+fn b_place(e: u32) -> vec2<u32> {
+  return vec2<u32>(e % 64u, e / 64u);
+}
+
+// This thread's elements of the step starting at k0 (zero past the edges). Read one step ahead, so the
+// loads are in flight while the current step's products run.
+fn fetch(tile: Tile, k0: u32) -> Staged {
+  var s = Staged(vec4<{{acc}}>({{acc}}(0)), vec4<{{acc}}>({{acc}}(0)));
+  for (var i = 0u; i < 4u; i++) {
+    let at = a_place(tile.tid + i * 256u);
+    if (tile.row0 + at.x < p.dims.x && k0 + at.y < tile.k_end) {
+      s.a[i] = load_a(tile.a_base + (tile.row0 + at.x) * p.a.z + (k0 + at.y) * p.a.w);
+    }
+    let bt = b_place(tile.tid + i * 256u);
+    if (k0 + bt.y < tile.k_end && tile.col0 + bt.x < p.dims.y) {
+      s.b[i] = load_b(tile.b_base + (k0 + bt.y) * p.b.z + (tile.col0 + bt.x) * p.b.w);
+    }
+  }
+  return s;
+}
+
+fn stage(tid: u32, s: Staged) {
+  for (var i = 0u; i < 4u; i++) {
+    let at = a_place(tid + i * 256u);
+    put_a(at.y * 64u + at.x, s.a[i]);
+    let bt = b_place(tid + i * 256u);
+    put_b(bt.y * 64u + bt.x, s.b[i]);
+  }
+}
+
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
   let m = p.dims.x;
   let n = p.dims.y;
   let tile = tile_at(group, local, 64u);
   var acc: array<{{acc}}, 16>;
+  var next = fetch(tile, tile.k_begin);
   for (var k0 = tile.k_begin; k0 < tile.k_end; k0 += 16u) {
-    for (var i = 0u; i < 4u; i++) {
-      let e = tile.tid + i * 256u;
-      let r = e / 16u;
-      let kk = e % 16u;
-      var v = {{acc}}(0);
-      if (tile.row0 + r < m && k0 + kk < tile.k_end) {
-        v = load_a(tile.a_base + (tile.row0 + r) * p.a.z + (k0 + kk) * p.a.w);
-      }
-      tile_a[kk * 64u + r] = v;
-      let kb = e / 64u;
-      let c = e % 64u;
-      var u = {{acc}}(0);
-      if (k0 + kb < tile.k_end && tile.col0 + c < n) {
-        u = load_b(tile.b_base + (k0 + kb) * p.b.z + (tile.col0 + c) * p.b.w);
-      }
-      tile_b[kb * 64u + c] = u;
-    }
+    stage(tile.tid, next);
     workgroupBarrier();
+    if (k0 + 16u < tile.k_end) {
+      next = fetch(tile, k0 + 16u);
+    }
     accumulate_4x4(&acc, local.x, local.y);
     workgroupBarrier();
   }
