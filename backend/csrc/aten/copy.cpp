@@ -44,12 +44,11 @@ ByteSpan byte_span(const at::Tensor& t) {
   return span;
 }
 
-// Device -> host bytes at any offset and size, naming the op if the read fails (the command stream
-// knows buffers, not ops).
-void read_bytes(runtime::DeviceContext& context, WGPUBuffer buffer, uint64_t offset, void* host, uint64_t size,
-                const char* op) {
+// Runs a transfer of the command stream, naming the op if it fails (the stream knows buffers, not ops).
+template <typename Transfer>
+void naming_op(const char* op, Transfer&& transfer) {
   try {
-    context.stream().read(buffer, offset, host, size);
+    transfer();
   } catch (const c10::OutOfMemoryError&) {
     throw;
   } catch (const c10::Error& error) {
@@ -58,6 +57,18 @@ void read_bytes(runtime::DeviceContext& context, WGPUBuffer buffer, uint64_t off
     if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
     TORCH_CHECK(false, "torch_dml: ", op, ": ", message);
   }
+}
+
+// Device -> host bytes at any offset and size.
+void read_bytes(runtime::DeviceContext& context, WGPUBuffer buffer, uint64_t offset, void* host, uint64_t size,
+                const char* op) {
+  naming_op(op, [&] { context.stream().read(buffer, offset, host, size); });
+}
+
+// Host -> device whole words (offset and size multiples of 4).
+void write_words(runtime::DeviceContext& context, WGPUBuffer buffer, uint64_t offset, const void* host,
+                 uint64_t size) {
+  naming_op("copy to dml", [&] { context.stream().write(buffer, offset, host, size); });
 }
 
 // A CPU copy of any dml view, whatever its layout: the bytes it spans, viewed with its strides. Exact
@@ -85,7 +96,7 @@ void write_span(const at::Tensor& dst, const at::Tensor& values) {
   read_bytes(context, span.storage.buffer, span.begin, bytes.data(), span.size, "copy to dml");
   at::from_blob(bytes.data() + span.skip, dst.sizes(), dst.strides(), at::TensorOptions().dtype(dst.scalar_type()))
       .copy_(values);
-  context.stream().write(span.storage.buffer, span.begin, bytes.data(), span.size);
+  write_words(context, span.storage.buffer, span.begin, bytes.data(), span.size);
 }
 
 // dst <- src, both on the same dml device.
@@ -124,16 +135,17 @@ void upload_contiguous(const at::Tensor& dst, const at::Tensor& host) {
   runtime::DeviceContext& context = context_of(dst);
   const runtime::BufferSpan span = runtime::device_allocator().resolve(dst.const_data_ptr());
   const uint64_t nbytes = host.nbytes();
+  const auto* bytes = static_cast<const uint8_t*>(host.const_data_ptr());
+  const uint64_t whole = nbytes / 4 * 4;
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  if (nbytes % 4 == 0) {
-    context.stream().write(span.buffer, span.offset, host.const_data_ptr(), nbytes);
-    return;
-  }
-  // Queue writes move whole 4-byte words: pad the tail. Only fresh allocations (offset 0, 512-byte
-  // size classes) come here, so the padding lands in the block's own slack.
-  std::vector<uint8_t> padded(round_up4(nbytes), 0);
-  std::memcpy(padded.data(), host.const_data_ptr(), nbytes);
-  context.stream().write(span.buffer, span.offset, padded.data(), padded.size());
+  write_words(context, span.buffer, span.offset, bytes, whole);
+  if (whole == nbytes) return;
+  // Writes move whole 4-byte words: the last one is padded on its own, not the whole tensor copied. Only
+  // fresh allocations (offset 0, 512-byte size classes) come here, so the padding lands in the block's
+  // own slack.
+  uint8_t tail[4] = {};
+  std::memcpy(tail, bytes + whole, nbytes - whole);
+  write_words(context, span.buffer, span.offset + whole, tail, sizeof(tail));
 }
 
 void host_to_device(const at::Tensor& dst, const at::Tensor& src) {

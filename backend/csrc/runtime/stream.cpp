@@ -376,12 +376,4 @@ bool CommandStream::query() {
   return empty || !submitted_;
 }
 
-void CommandStream::write(WGPUBuffer buffer, uint64_t offset, const void* data, uint64_t size) {
-  if (size == 0) return;
-  TORCH_INTERNAL_ASSERT(offset % 4 == 0 && size % 4 == 0);
-  if (pending_buffers_.count(buffer)) flush();
-  wgpu().QueueWriteBuffer(context_.queue(), buffer, offset, data, size);
-  context_.check("uploading to the device");
-}
-
 } // namespace torch_dml::runtime

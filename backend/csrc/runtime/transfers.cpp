@@ -7,8 +7,6 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -16,8 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/buffer_map.h"
 #include "runtime/device.h"
 #include "runtime/device_wait.h"
+#include "runtime/per_device.h"
 #include "runtime/staging.h"
 #include "runtime/stream.h"
 
@@ -31,20 +31,6 @@ using webgpu::wgpu;
 constexpr uint64_t kChunk = 8ull << 20;
 // .item() and small tensors map a small buffer of their own rather than megabytes.
 constexpr uint64_t kSmall = 64ull << 10;
-constexpr int kMaxDevices = 64;
-
-struct MapRequest {
-  bool done = false;
-  WGPUMapAsyncStatus status = WGPUMapAsyncStatus_Error;
-  std::string message;
-};
-
-void on_mapped(WGPUMapAsyncStatus status, WGPUStringView message, void* userdata1, void*) {
-  auto* request = static_cast<MapRequest*>(userdata1);
-  request->done = true;
-  request->status = status;
-  request->message = webgpu::to_string(message);
-}
 
 struct Readback {
   webgpu::Buffer buffer;
@@ -52,7 +38,8 @@ struct Readback {
   WGPUSubmissionIndex last_use = 0;
 };
 
-// A device's readback buffers: slot 0 small, slots 1 and 2 the chunk pair.
+// A device's readback buffers (runtime/per_device.h): slot 0 small, slots 1 and 2 the chunk pair; used
+// under the device lock.
 struct ReadbackBuffers {
   Readback slots[3];
   // Requests whose buffer was given up after a failed map: wgpu may still answer them.
@@ -61,23 +48,6 @@ struct ReadbackBuffers {
   std::unique_ptr<MapRequest> spare;
   bool fail_next_map = false;
 };
-
-// Kept per device index, like the pipeline cache, since devices live as long as the process; used
-// under the device lock. Read on every `.item()` without a global lock: a slot is filled once.
-ReadbackBuffers& readback_buffers(int device) {
-  TORCH_CHECK(device >= 0 && device < kMaxDevices, "torch_dml: device index ", device, " beyond ", kMaxDevices);
-  static std::array<std::atomic<ReadbackBuffers*>, kMaxDevices> all;
-  ReadbackBuffers* buffers = all[device].load(std::memory_order_acquire);
-  if (buffers) return *buffers;
-  static std::mutex guard;
-  std::lock_guard<std::mutex> lock(guard);
-  buffers = all[device].load(std::memory_order_relaxed);
-  if (!buffers) {
-    buffers = new ReadbackBuffers(); // never freed: its buffers outlive static destruction order
-    all[device].store(buffers, std::memory_order_release);
-  }
-  return *buffers;
-}
 
 uint64_t round_up(uint64_t value, uint64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -101,15 +71,9 @@ Readback& readback(DeviceContext& context, ReadbackBuffers& buffers, int slot) {
 // raises.
 const uint8_t* map(DeviceContext& context, ReadbackBuffers& buffers, Readback& stage, uint64_t size) {
   std::unique_ptr<MapRequest> request = buffers.spare ? std::move(buffers.spare) : std::make_unique<MapRequest>();
-  request->done = false;
-  request->status = WGPUMapAsyncStatus_Error;
-  request->message.clear();
-  WGPUBufferMapCallbackInfo callback = WGPU_BUFFER_MAP_CALLBACK_INFO_INIT;
-  callback.mode = WGPUCallbackMode_AllowProcessEvents;
-  callback.callback = on_mapped;
-  callback.userdata1 = request.get();
+  request->reset();
   const uint64_t asked = std::exchange(buffers.fail_next_map, false) ? stage.size + 8 : size;
-  wgpu().BufferMapAsync(stage.buffer.get(), WGPUMapMode_Read, 0, asked, callback);
+  wgpu().BufferMapAsync(stage.buffer.get(), WGPUMapMode_Read, 0, asked, request->callback());
   wait_for(context, &stage.last_use, [&request] { return request->done; });
   if (request->done && request->status == WGPUMapAsyncStatus_Success) {
     const void* mapped = wgpu().BufferGetConstMappedRange(stage.buffer.get(), 0, size);
@@ -119,9 +83,7 @@ const uint8_t* map(DeviceContext& context, ReadbackBuffers& buffers, Readback& s
     }
     wgpu().BufferUnmap(stage.buffer.get());
   }
-  const std::string message = !request->done ? "the map request never completed"
-                        : request->status == WGPUMapAsyncStatus_Success ? "no mapped range"
-                                                                         : request->message;
+  const std::string message = request->failure();
   buffers.abandoned.push_back(std::move(request));
   stage = Readback{};
   context.check("mapping a readback buffer"); // wgpu's own account of the failure, when it gave one
@@ -133,7 +95,7 @@ const uint8_t* map(DeviceContext& context, ReadbackBuffers& buffers, Readback& s
 void fail_next_staging_map(int device) {
   DeviceContext& context = device_context(device);
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  readback_buffers(device).fail_next_map = true;
+  per_device<ReadbackBuffers>(device).fail_next_map = true;
 }
 
 void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_t size) {
@@ -141,7 +103,7 @@ void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_
   std::lock_guard<std::recursive_mutex> lock(context_.mutex());
   static const std::string reading = "reading back from the device"; // built once, not per `.item()`
   context_.check_alive(reading);
-  ReadbackBuffers& buffers = readback_buffers(context_.index());
+  ReadbackBuffers& buffers = per_device<ReadbackBuffers>(context_.index());
   // Copies move whole words: read the words around [offset, offset + size), keep the bytes asked for.
   const uint64_t begin = offset / 4 * 4;
   const uint64_t end = round_up(offset + size, 4);

@@ -1,5 +1,7 @@
 #include "webgpu/procs.h"
 
+#include "webgpu/mapped_range.h"
+
 #include <mutex>
 #include <stdexcept>
 
@@ -13,6 +15,7 @@ namespace torch_dml::webgpu {
 namespace {
 
 Procs g_procs;
+decltype(&wgpuBufferGetMappedRange) g_get_mapped_range = nullptr; // webgpu/mapped_range.h
 std::string g_path;
 bool g_loaded = false;
 std::mutex g_mutex;
@@ -55,8 +58,14 @@ void load(const std::string& library_path) {
     throw std::runtime_error(library_path + " has no symbol wgpu" #name                        \
                              " (torch_dml needs wgpu-native 29, from wgpu==0.32.0)");
   TORCH_DML_WGPU_PROCS(TORCH_DML_RESOLVE_PROC)
+  auto* get_mapped_range = reinterpret_cast<decltype(&wgpuBufferGetMappedRange)>(
+      find_symbol(handle, "wgpuBufferGetMappedRange"));
+  if (!get_mapped_range)
+    throw std::runtime_error(library_path + " has no symbol wgpuBufferGetMappedRange"
+                             " (torch_dml needs wgpu-native 29, from wgpu==0.32.0)");
 #undef TORCH_DML_RESOLVE_PROC
   g_procs = procs;
+  g_get_mapped_range = get_mapped_range;
   g_path = library_path;
   g_loaded = true;
   // The library stays loaded for the life of the process: WebGPU objects outlive any one caller.
@@ -68,6 +77,11 @@ bool loaded() {
 
 const std::string& library_path() {
   return g_path;
+}
+
+void* mapped_range(WGPUBuffer buffer, size_t offset, size_t size) {
+  wgpu(); // throws if not loaded
+  return g_get_mapped_range(buffer, offset, size);
 }
 
 const Procs& wgpu() {
