@@ -149,3 +149,14 @@ def test_large_write_uses_one_submit_per_chunk():
     assert after_dispatches == dispatches
     assert after_submits - submits == 3
     assert torch.equal(x.cpu(), torch.ones(x.numel()))
+
+
+def test_staging_is_not_device_memory():
+    """Upload buffers are host-side transfer memory, like the readback buffers: outside the statistics."""
+    x = torch.zeros(3 * CHUNK // 4, device="dml")
+    torch.dml.synchronize()
+    allocated, reserved = torch.dml.memory_allocated(), torch.dml.memory_reserved()
+    x.copy_(torch.ones(x.numel()))
+    assert torch.dml.memory_allocated() == allocated
+    assert torch.dml.memory_reserved() == reserved
+    assert torch.equal(x.cpu(), torch.ones(x.numel()))
