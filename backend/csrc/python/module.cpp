@@ -192,7 +192,7 @@ PYBIND11_MODULE(_C, m) {
     return py::make_tuple(stream.dispatch_count(), stream.submit_count());
   });
   m.def("_fail_next_map", [](int i) { runtime::fail_next_staging_map(i); });
-  m.def("_fail_next_upload_map", [](int i) { runtime::fail_next_upload_map(i); });
+  m.def("_fail_next_upload_map", [](int i) { stream_of(i).fail_next_upload_map(); });
   m.def("_launch_wgsl", &aten::launch_wgsl);
   m.def("_generated_launches", [] { return kernels::generated_launch_count(); });
   m.def("_bind_groups_created", [](int i) { return stream_of(i).bind_group_count(); });

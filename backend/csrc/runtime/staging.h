@@ -1,5 +1,5 @@
-// The staging buffers behind CommandStream::read (runtime/transfers.cpp) and CommandStream::write
-// (runtime/uploads.cpp), as far as anything outside the command stream needs to know them.
+// The readback buffers behind CommandStream::read (runtime/transfers.cpp), as far as anything outside
+// the command stream needs to know them.
 //
 // CommandStream::read takes any byte offset and size: it copies the whole words around them and hands
 // back only the bytes asked for (the words must lie inside the buffer, as every allocation's do).
@@ -10,9 +10,5 @@ namespace torch_dml::runtime {
 // Test hook: the next readback map on `device` asks for a range past its buffer, so wgpu refuses it
 // and the read raises.
 void fail_next_staging_map(int device);
-
-// Test hook: the next upload buffer mapped again on `device` (a write above 64 KiB that reuses one)
-// asks for a range past its buffer, so wgpu refuses it and the write raises.
-void fail_next_upload_map(int device);
 
 } // namespace torch_dml::runtime

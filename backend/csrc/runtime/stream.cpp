@@ -12,6 +12,7 @@
 #include "runtime/device.h"
 #include "runtime/device_wait.h"
 #include "runtime/dispatch_timer.h"
+#include "runtime/uploads.h"
 
 namespace torch_dml::runtime {
 namespace {

@@ -2,7 +2,8 @@
 //
 // Dispatches go into one long compute pass (about 1-2 us each) and are submitted when the host needs
 // data, before a queue write into a buffer that pending work uses (queue writes are ordered before the
-// whole pending encoder), and every `flush_every` dispatches so the GPU never starves.
+// whole pending encoder), with each chunk of a large upload, and every `flush_every` dispatches so the
+// GPU never starves.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@ namespace torch_dml::runtime {
 class DeviceContext;
 class DispatchTimer;
 struct DispatchTiming;
+struct UploadBuffers;
 
 struct StorageBinding {
   WGPUBuffer buffer = nullptr;
@@ -61,8 +63,14 @@ class CommandStream {
   // Device-side copy outside the compute pass (ends the pass; offsets and size multiples of 4).
   void copy_buffer(WGPUBuffer src, uint64_t src_offset, WGPUBuffer dst, uint64_t dst_offset, uint64_t size);
 
-  // Host -> device; flushes first if pending work touches `buffer`. Size a multiple of 4.
+  // Host -> device, in order with the work recorded before and after it; offset and size multiples of
+  // 4. Up to 64 KiB a queue write (flushing first if pending work touches `buffer`), larger writes in
+  // chunks through the stream's reused upload buffers (runtime/uploads.cpp). The bytes are all copied
+  // out of `data` when it returns.
   void write(WGPUBuffer buffer, uint64_t offset, const void* data, uint64_t size);
+  // Test hook: the next upload buffer mapped again asks for a range past its end, so wgpu refuses it
+  // and the write raises.
+  void fail_next_upload_map();
 
   // Device -> host, synchronous: submits pending work, copies through the device's reused readback
   // buffers (runtime/transfers.cpp); any byte offset and size.
@@ -134,6 +142,8 @@ class CommandStream {
   bool submitted_ = false;
   uint64_t dispatch_count_ = 0;
   uint64_t submit_count_ = 0;
+
+  std::unique_ptr<UploadBuffers> uploads_; // made by the first large write
 
   std::unique_ptr<DispatchTimer> timer_;
   std::unordered_map<WGPUComputePipeline, std::string> pipeline_labels_;

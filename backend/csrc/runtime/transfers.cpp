@@ -7,6 +7,8 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -17,7 +19,6 @@
 #include "runtime/buffer_map.h"
 #include "runtime/device.h"
 #include "runtime/device_wait.h"
-#include "runtime/per_device.h"
 #include "runtime/staging.h"
 #include "runtime/stream.h"
 
@@ -31,6 +32,7 @@ using webgpu::wgpu;
 constexpr uint64_t kChunk = 8ull << 20;
 // .item() and small tensors map a small buffer of their own rather than megabytes.
 constexpr uint64_t kSmall = 64ull << 10;
+constexpr int kMaxDevices = 64;
 
 struct Readback {
   webgpu::Buffer buffer;
@@ -38,8 +40,7 @@ struct Readback {
   WGPUSubmissionIndex last_use = 0;
 };
 
-// A device's readback buffers (runtime/per_device.h): slot 0 small, slots 1 and 2 the chunk pair; used
-// under the device lock.
+// A device's readback buffers: slot 0 small, slots 1 and 2 the chunk pair.
 struct ReadbackBuffers {
   Readback slots[3];
   // Requests whose buffer was given up after a failed map: wgpu may still answer them.
@@ -48,6 +49,23 @@ struct ReadbackBuffers {
   std::unique_ptr<MapRequest> spare;
   bool fail_next_map = false;
 };
+
+// Kept per device index, like the pipeline cache, since devices live as long as the process; used
+// under the device lock. Read on every `.item()` without a global lock: a slot is filled once.
+ReadbackBuffers& readback_buffers(int device) {
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, "torch_dml: device index ", device, " beyond ", kMaxDevices);
+  static std::array<std::atomic<ReadbackBuffers*>, kMaxDevices> all;
+  ReadbackBuffers* buffers = all[device].load(std::memory_order_acquire);
+  if (buffers) return *buffers;
+  static std::mutex guard;
+  std::lock_guard<std::mutex> lock(guard);
+  buffers = all[device].load(std::memory_order_relaxed);
+  if (!buffers) {
+    buffers = new ReadbackBuffers(); // never freed: its buffers outlive static destruction order
+    all[device].store(buffers, std::memory_order_release);
+  }
+  return *buffers;
+}
 
 uint64_t round_up(uint64_t value, uint64_t multiple) {
   return (value + multiple - 1) / multiple * multiple;
@@ -95,7 +113,7 @@ const uint8_t* map(DeviceContext& context, ReadbackBuffers& buffers, Readback& s
 void fail_next_staging_map(int device) {
   DeviceContext& context = device_context(device);
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  per_device<ReadbackBuffers>(device).fail_next_map = true;
+  readback_buffers(device).fail_next_map = true;
 }
 
 void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_t size) {
@@ -103,7 +121,7 @@ void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_
   std::lock_guard<std::recursive_mutex> lock(context_.mutex());
   static const std::string reading = "reading back from the device"; // built once, not per `.item()`
   context_.check_alive(reading);
-  ReadbackBuffers& buffers = per_device<ReadbackBuffers>(context_.index());
+  ReadbackBuffers& buffers = readback_buffers(context_.index());
   // Copies move whole words: read the words around [offset, offset + size), keep the bytes asked for.
   const uint64_t begin = offset / 4 * 4;
   const uint64_t end = round_up(offset + size, 4);

@@ -3,10 +3,11 @@
 // wgpuQueueWriteBuffer copies the bytes into a host-visible staging buffer that wgpu-native creates
 // for that one call and destroys after the next submit: for a large tensor a fresh allocation of its
 // whole size, page faults on first touch, one memcpy, and the device copy only at the next submit. Large
-// writes go instead in 8 MiB chunks through three MAP_WRITE buffers that live as long as the device, as
-// the readback buffers do (runtime/transfers.cpp): the host fills one while the device copies the
-// chunks before it out of the others. Every byte is in a staging buffer when the call returns, so the
-// caller may free its memory at once (a pageable copy, complete from the host's point of view).
+// writes go instead in 8 MiB chunks through three MAP_WRITE buffers that live as long as the command
+// stream (runtime/uploads.h), as the readback buffers live as long as the device
+// (runtime/transfers.cpp): the host fills one while the device copies the chunks before it out of the
+// others. Every byte is in a staging buffer when the call returns, so the caller may free its memory at
+// once (a pageable copy, complete from the host's point of view).
 //
 // Like the readback buffers these are host-side transfer memory, outside the device allocator, and so
 // outside torch.dml.memory_allocated() and the other memory statistics.
@@ -20,12 +21,10 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/buffer_map.h"
 #include "runtime/device.h"
 #include "runtime/device_wait.h"
-#include "runtime/per_device.h"
-#include "runtime/staging.h"
 #include "runtime/stream.h"
+#include "runtime/uploads.h"
 #include "webgpu/mapped_range.h"
 
 namespace torch_dml::runtime {
@@ -35,31 +34,12 @@ using webgpu::wgpu;
 
 // As for reads: a chunk's map and submit (tens of microseconds) are a few percent of its copy.
 constexpr uint64_t kChunk = 8ull << 20;
-// Three rather than the readbacks' two: a buffer is mapped again only after its copy is done and a
-// poll has delivered the map, so a third keeps the host filling while that answer is on its way.
-constexpr int kSlots = 3;
 // Up to here a queue write stays: wgpu's staging for it is a small sub-allocation, and it needs no
-// submit of its own (a chunk costs one submit and one map, the time of a ~64 KiB memcpy).
+// submit of its own. On lavapipe a queue write of 64 KiB costs about what a chunk's submit, map and
+// wait do (~50 us against ~45), 16 KiB a third of it (docs/benchmarks.md).
 constexpr uint64_t kQueueWriteMax = 64ull << 10;
 
-struct Upload {
-  webgpu::Buffer buffer;
-  uint64_t size = 0;
-  uint8_t* mapped = nullptr; // set while the host may fill the buffer
-  WGPUSubmissionIndex last_use = 0;
-};
-
-// A device's upload buffers (runtime/per_device.h); used under the device lock.
-struct UploadBuffers {
-  Upload slots[kSlots];
-  // The slot the next chunk takes: the one whose copy was submitted longest ago, across writes too.
-  int next = 0;
-  // Reused by every map; one given up after a failed map moves to `abandoned`, since wgpu may still
-  // answer it.
-  std::unique_ptr<MapRequest> request = std::make_unique<MapRequest>();
-  std::vector<std::unique_ptr<MapRequest>> abandoned;
-  bool fail_next_map = false;
-};
+using Upload = UploadBuffers::Slot;
 
 [[noreturn]] void give_up(DeviceContext& context, Upload& stage, const std::string& message) {
   stage = Upload{};
@@ -103,10 +83,10 @@ uint8_t* acquire(DeviceContext& context, UploadBuffers& buffers, Upload& stage, 
 
 } // namespace
 
-void fail_next_upload_map(int device) {
-  DeviceContext& context = device_context(device);
-  std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  per_device<UploadBuffers>(device).fail_next_map = true;
+void CommandStream::fail_next_upload_map() {
+  std::lock_guard<std::recursive_mutex> lock(context_.mutex());
+  if (!uploads_) uploads_ = std::make_unique<UploadBuffers>();
+  uploads_->fail_next_map = true;
 }
 
 void CommandStream::write(WGPUBuffer buffer, uint64_t offset, const void* data, uint64_t size) {
@@ -122,7 +102,8 @@ void CommandStream::write(WGPUBuffer buffer, uint64_t offset, const void* data, 
   }
   static const std::string uploading = "uploading to the device";
   context_.check_alive(uploading);
-  UploadBuffers& buffers = per_device<UploadBuffers>(context_.index());
+  if (!uploads_) uploads_ = std::make_unique<UploadBuffers>();
+  UploadBuffers& buffers = *uploads_;
   const uint64_t chunk = std::min<uint64_t>(kChunk, context_.limits().maxBufferSize / 4 * 4);
   const auto* bytes = static_cast<const uint8_t*>(data);
   for (uint64_t from = 0; from < size;) {
@@ -131,7 +112,7 @@ void CommandStream::write(WGPUBuffer buffer, uint64_t offset, const void* data, 
     std::memcpy(acquire(context_, buffers, stage, chunk), bytes + from, length);
     wgpu().BufferUnmap(stage.buffer.get());
     stage.mapped = nullptr;
-    buffers.next = (buffers.next + 1) % kSlots;
+    buffers.next = (buffers.next + 1) % UploadBuffers::kSlots;
     // Recorded in the open encoder, the copy follows the kernels recorded before it and precedes those
     // recorded after, so unlike a queue write it needs no flush for order. It is submitted at once so
     // that the device copies this chunk while the host fills the next, and the buffer can be remapped.
