@@ -122,21 +122,24 @@ def test_failed_map_raises_and_recovers():
     torch_dml._C._fail_next_upload_map(0)
     with pytest.raises(RuntimeError, match=r"copy to dml: mapping an upload buffer.* on adapter"):
         x.to("dml")
-    assert torch.equal(x.to("dml").cpu(), x)
-    # Failing on the second chunk of a write, after the first was copied: the given-up buffer is made
-    # again for the first chunk, the next one is remapped and refused.
+    # The refused buffer was given up: the next write's first chunk takes a new one, made mapped, and
+    # the second chunk's remap is refused, after the first chunk's copy was submitted.
     torch_dml._C._fail_next_upload_map(0)
     target = torch.zeros(x.numel(), device="dml")
     with pytest.raises(RuntimeError, match=r"copy to dml: mapping an upload buffer"):
         target.copy_(x)
+    partial = target.cpu()
+    assert torch.equal(partial[: CHUNK // 4], x[: CHUNK // 4])
+    assert not partial[CHUNK // 4:].any()
     target.copy_(x)
     assert torch.equal(target.cpu(), x)
+    assert torch.equal(x.to("dml").cpu(), x)
     # Small writes never map; the hook waits for the next large one.
     torch_dml._C._fail_next_upload_map(0)
     small = torch.arange(100, dtype=torch.float32)
     assert torch.equal(small.to("dml").cpu(), small)
     with pytest.raises(RuntimeError, match=r"copy to dml: mapping an upload buffer"):
-        x.to("dml")
+        fill_every_slot()
     fill_every_slot()
 
 
