@@ -1,10 +1,14 @@
 """python -m benchmarks.conv_layers [--batch N] [--size S] [--repeats R] [--channels-last] [--no-model|--no-layers]
+                                  [--depthwise]
 
 conv2d on dml for the distinct convolution shapes of ResNet-18 (at `size`x`size` input, ImageNet's 224
 by default) and one ResNet-18 training step: per shape the forward and the forward + backward times
 (median of `repeats`), the dispatches one call records and the bytes it allocates beyond its output
 (the peak over the call minus what was allocated before it and what stays after). Numbers on lavapipe
-are the CPU's: use them to compare two builds, not adapters."""
+are the CPU's: use them to compare two builds, not adapters.
+
+--depthwise instead times the weight gradient alone (convolution_backward with output_mask (False, True,
+False)) of depthwise layers of MobileNet / ConvNeXt shapes, at `batch`, in float32 and float16."""
 
 from __future__ import annotations
 
@@ -73,6 +77,36 @@ def time_conv(x: torch.Tensor, w: torch.Tensor, stride: int, pad: int, repeats: 
             f"{fwd_scratch / 2**20:14.2f} {bwd_scratch / 2**20:14.2f}")
 
 
+def depthwise_convs() -> list[tuple[str, int, int, int, int, int, int]]:
+    """(name, channels, channel multiplier, input side, kernel, stride, padding) of depthwise layers."""
+    return [
+        ("dw 64@56 3x3", 64, 1, 56, 3, 1, 1),
+        ("dw 64@56 3x3 x2", 64, 2, 56, 3, 1, 1),
+        ("dw 128@28 3x3/2", 128, 1, 28, 3, 2, 1),
+        ("dw 256@14 7x7", 256, 1, 14, 7, 1, 3),
+        ("dw 256@14 7x7 x2", 256, 2, 14, 7, 1, 3),
+    ]
+
+
+def time_depthwise_weight_grad(batch: int, repeats: int, fmt: torch.memory_format) -> None:
+    """One row per layer and dtype: the weight gradient's time, dispatches and scratch."""
+    print(f"{'depthwise grad_weight':22s} {'dtype':>8s} {'ms':>8s} {'disp':>5s} {'scratch MB':>10s}")
+    for name, channels, mult, side, k, stride, pad in depthwise_convs():
+        for dtype in (torch.float32, torch.float16):
+            x = torch.randn(batch, channels, side, side).to(dtype).to("dml").to(memory_format=fmt)
+            w = torch.randn(channels * mult, 1, k, k).mul(0.1).to(dtype).to("dml")
+            grad = torch.randn_like(F.conv2d(x, w, None, stride, pad, 1, channels))
+
+            def weight_grad() -> object:
+                return torch.ops.aten.convolution_backward(grad, x, w, None, [stride] * 2, [pad] * 2, [1, 1], False,
+                                                           [0, 0], channels, [False, True, False])[1]
+
+            timing = measure(weight_grad, "dml", repeats=repeats, warmup=1)
+            dispatches, scratch = profile(weight_grad)
+            print(f"{name:22s} {str(dtype).split('.')[-1]:>8s} {timing.median_s * 1e3:8.1f} {dispatches:5d} "
+                  f"{scratch / 2**20:10.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--batch", type=int, default=8)
@@ -81,9 +115,13 @@ def main() -> None:
     parser.add_argument("--channels-last", action="store_true")
     parser.add_argument("--no-model", action="store_true", help="only the per-conv rows")
     parser.add_argument("--no-layers", action="store_true", help="only the training step")
+    parser.add_argument("--depthwise", action="store_true", help="only depthwise layers' weight gradients")
     args = parser.parse_args()
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
     torch.manual_seed(0)
+    if args.depthwise:
+        time_depthwise_weight_grad(args.batch, args.repeats, fmt)
+        return
     print(f"batch {args.batch}, {args.size}x{args.size}, {'channels_last' if args.channels_last else 'NCHW'}")
     print(f"{'conv':14s} {'fwd ms':>8s} {'fwd+bwd ms':>11s} {'fwd disp':>8s} {'bwd disp':>8s} "
           f"{'fwd scratch MB':>14s} {'bwd scratch MB':>14s}")

@@ -394,6 +394,138 @@ void run_depthwise(LaunchPlan<wgsl::Conv2dDepthwiseParams>& plan, const Conv2dPr
            groups_for(plan.params.count));
 }
 
+// Depthwise grad_weight (wgsl/conv2d_depthwise_weight.wgsl): taps per workgroup at most, so that a 7x7
+// kernel's per-thread sums stay within registers (two tiles of 25) and a 5x5 one runs in one.
+constexpr uint64_t kMaxWeightTile = 25;
+// Pixels a slice of it walks at least: a few per thread before its taps' tree folds.
+constexpr uint64_t kMinWeightSliceDepth = 4 * kWorkgroupSize;
+
+struct WeightPlan : LaunchPlan<wgsl::Conv2dDepthwiseWeightParams> {
+  using LaunchPlan::LaunchPlan;
+  uint64_t tile = 1;
+};
+
+// Whether `out` holds each channel's taps as one run of stride 1 in (kh, kw) order, as the sum of the
+// partials writes them.
+bool taps_linear(const Conv2dProblem& c) {
+  return c.out.strides[3] == 1 && (c.g.kernel_h == 1 || c.out.strides[2] == static_cast<int64_t>(c.g.kernel_w));
+}
+
+// Slices of N * OH * OW: split_k_slices' count for the larger GPUs, and at least enough that none is
+// deeper than kMaxDepth; 1 when the output cannot take a split's sum.
+uint64_t weight_slices(runtime::DeviceContext& context, const Conv2dProblem& c, uint64_t tiles) {
+  const Conv2dGeometry& g = c.g;
+  const uint64_t pixels = g.batch * g.out_h * g.out_w, taps = g.kernel_h * g.kernel_w;
+  uint64_t slices = split_k_slices(context, {.tiles = g.out_channels * tiles,
+                                             .k = pixels,
+                                             .batches = 1,
+                                             .bytes_per_slice = g.out_channels * taps * sizeof(float),
+                                             .min_slice_depth = kMinWeightSliceDepth,
+                                             .min_split_depth = 2 * kMinWeightSliceDepth});
+  slices = std::max(slices, (pixels + kMaxDepth - 1) / kMaxDepth);
+  if (slices <= 1) return 1;
+  return round_slices(pixels, slices, kWorkgroupSize).slices;
+}
+
+// The plan of the depthwise grad_weight, into `partials` when split; without them a split plan only
+// checks (the partials are the allocator's to give).
+WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dProblem& c,
+                                 const DeviceTensorRef* partials = nullptr) {
+  const Conv2dGeometry& g = c.g;
+  const c10::ScalarType type = c.input.ref.dtype;
+  WeightPlan plan(context, name_of(c.pass, kPassOps), type);
+  Launch& launch = plan.launch;
+  launch.require(is_float_family(type), "a dtype other than float32, float16 or bfloat16");
+  launch.require(c.grad_output.ref.dtype == type, "operands of different dtypes");
+  launch.require(c.out.ref.dtype == c10::kFloat, "an output other than float32");
+  for (const ConvOperand* op : {&c.input, &c.grad_output, &c.out})
+    launch.require(strides_fit(*op), "a negative stride or one above 2^32");
+  if (!launch.ok()) return plan;
+  const uint64_t pixels = g.batch * g.out_h * g.out_w, taps = g.kernel_h * g.kernel_w;
+  const uint64_t tiles = (taps + kMaxWeightTile - 1) / kMaxWeightTile;
+  plan.tile = (taps + tiles - 1) / tiles;
+  const uint64_t slices = weight_slices(context, c, tiles);
+  const uint64_t depth = slices > 1 ? round_slices(pixels, slices, kWorkgroupSize).depth : pixels;
+  launch.require(depth <= kMaxDepth, "a reduction deeper than 32768 in one workgroup");
+  launch.require(slices == 1 || taps_linear(c), "a weight gradient whose taps are not one run");
+  launch.require_u32(pixels + kWorkgroupSize, "output pixels");
+  launch.require_u32(g.out_channels * tiles * slices, "workgroups");
+  launch.require_u32(slices * g.out_channels * taps, "partial sums");
+  require_spatial(launch, g);
+  wgsl::Conv2dDepthwiseWeightParams& p = plan.params;
+  p.pixels = static_cast<uint32_t>(pixels);
+  p.depth = static_cast<uint32_t>(depth);
+  p.slices = static_cast<uint32_t>(slices);
+  p.tiles = static_cast<uint32_t>(tiles);
+  p.workgroups = static_cast<uint32_t>(g.out_channels * tiles * slices);
+  p.taps = static_cast<uint32_t>(taps);
+  p.multiplier = static_cast<uint32_t>(g.out_channels / g.groups);
+  p.out_h = static_cast<uint32_t>(g.out_h);
+  p.out_w = static_cast<uint32_t>(g.out_w);
+  p.in_h = static_cast<uint32_t>(g.in_h);
+  p.in_w = static_cast<uint32_t>(g.in_w);
+  p.kernel_w = static_cast<uint32_t>(g.kernel_w);
+  p.stride_h = static_cast<uint32_t>(g.stride[0]);
+  p.stride_w = static_cast<uint32_t>(g.stride[1]);
+  p.pad_h = static_cast<uint32_t>(g.padding[0]);
+  p.pad_w = static_cast<uint32_t>(g.padding[1]);
+  p.dilation_h = static_cast<uint32_t>(g.dilation[0]);
+  p.dilation_w = static_cast<uint32_t>(g.dilation[1]);
+  put_strides(c.input, p.input);
+  put_strides(c.grad_output, p.grad);
+  const uint64_t x_sizes[4] = {g.batch, g.in_channels, g.in_h, g.in_w};
+  const uint64_t w_sizes[4] = {g.out_channels, 1, g.kernel_h, g.kernel_w};
+  const uint64_t y_sizes[4] = {g.batch, g.out_channels, g.out_h, g.out_w};
+  if (slices > 1) {
+    const uint32_t dst[4] = {static_cast<uint32_t>(taps), static_cast<uint32_t>(g.kernel_w), 1,
+                             static_cast<uint32_t>(g.out_channels * taps)};
+    std::copy(dst, dst + 4, p.dst);
+    // Checked without binding until the caller has the partials.
+    p.out_offset = partials ? launch.bind(*partials, slices * g.out_channels * taps) : 0;
+  } else {
+    const uint32_t dst[4] = {static_cast<uint32_t>(c.out.strides[0]), static_cast<uint32_t>(c.out.strides[2]),
+                             static_cast<uint32_t>(c.out.strides[3]), 0};
+    std::copy(dst, dst + 4, p.dst);
+    p.out_offset = launch.bind(c.out.ref, span_of(c.out, w_sizes));
+  }
+  p.input_offset = launch.bind(c.input.ref, span_of(c.input, x_sizes));
+  p.grad_offset = launch.bind(c.grad_output.ref, span_of(c.grad_output, y_sizes));
+  return plan;
+}
+
+bool uses_depthwise_weight(runtime::DeviceContext& context, const Conv2dProblem& c) {
+  return c.pass == ConvPass::GradWeight && conv2d_is_depthwise(c.g) && depthwise_weight_plan(context, c).launch.ok();
+}
+
+void run_depthwise_weight(runtime::DeviceContext& context, const Conv2dProblem& c) {
+  const c10::ScalarType type = c.input.ref.dtype;
+  WeightPlan check = depthwise_weight_plan(context, c);
+  const uint64_t slices = check.params.slices;
+  c10::DataPtr holder;
+  DeviceTensorRef partials;
+  if (slices > 1) {
+    // Freed (back to the pool) on return: later work reusing the memory is recorded after these
+    // dispatches.
+    const uint64_t count = slices * c.g.out_channels * check.params.taps;
+    holder = runtime::device_allocator().allocate_on(context.index(), count * sizeof(float));
+    const runtime::BufferSpan span = runtime::device_allocator().resolve(holder.get());
+    partials = {span.buffer, span.buffer_size, span.offset / sizeof(float), c10::kFloat};
+  }
+  WeightPlan plan = slices > 1 ? depthwise_weight_plan(context, c, &partials) : std::move(check);
+  const uint64_t tile = plan.tile;
+  const std::string name = std::string("conv2d_depthwise_weight/") + dtype_info(type)->name + "/" + std::to_string(tile);
+  plan.run(name,
+           [=] {
+             return render(wgsl::conv2d_depthwise_weight, {{"acc", "f32"},
+                                                           {"tile", std::to_string(tile)},
+                                                           {"load_input", load(type, "input")},
+                                                           {"load_grad", load(type, "grad_output")},
+                                                           {"workgroup_size", std::to_string(kWorkgroupSize)}});
+           },
+           plan.params.workgroups);
+  if (slices > 1) sum_slices(context, c, partials, slices);
+}
+
 // grad_input: one walk per phase of the stride that holds input positions; the other passes: one.
 std::vector<Walk> walks(const Conv2dProblem& c) {
   const Conv2dGeometry& g = c.g;
@@ -420,6 +552,8 @@ bool conv2d_is_depthwise(const Conv2dGeometry& g) {
 
 std::string conv2d_unsupported_reason(runtime::DeviceContext& context, const Conv2dProblem& c) {
   if (uses_depthwise(c)) return depthwise_plan(context, c).reason();
+  // What the depthwise grad_weight cannot take, the GEMM's may.
+  if (uses_depthwise_weight(context, c)) return "";
   // Planned without partials: the scratch they need is the allocator's to give, and the one-pass
   // kernel binds nothing larger.
   for (const Walk& walk : walks(c)) {
@@ -436,6 +570,10 @@ void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
   if (uses_depthwise(c)) {
     auto plan = depthwise_plan(context, c);
     run_depthwise(plan, c); // throws the reason when it cannot run
+    return;
+  }
+  if (uses_depthwise_weight(context, c)) {
+    run_depthwise_weight(context, c);
     return;
   }
   if (c.pass == ConvPass::GradInput) {

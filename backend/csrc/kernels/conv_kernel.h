@@ -1,7 +1,8 @@
 // conv2d on float32/float16/bfloat16 without im2col: the forward pass, grad_input and grad_weight as
-// implicit GEMMs (wgsl/conv2d.wgsl) reading every operand through its strides, and a direct kernel for
-// depthwise convolutions' forward and grad_input (wgsl/conv2d_depthwise.wgsl). Each writes float32 (the caller rounds a
-// 16-bit result once); grad_weight over a long batch runs split-K, its partials added in a fixed order.
+// implicit GEMMs (wgsl/conv2d.wgsl) reading every operand through its strides, and direct kernels for
+// depthwise convolutions' forward and grad_input (wgsl/conv2d_depthwise.wgsl) and grad_weight
+// (wgsl/conv2d_depthwise_weight.wgsl). Each writes float32 (the caller rounds a 16-bit result once);
+// grad_weight over a long batch runs split-K, its partials added in a fixed order.
 #pragma once
 
 #include <cstdint>
@@ -44,8 +45,8 @@ struct Conv2dProblem {
 std::string conv2d_unsupported_reason(runtime::DeviceContext& context, const Conv2dProblem& problem);
 void conv2d(runtime::DeviceContext& context, const Conv2dProblem& problem);
 
-// Whether the forward pass and grad_input run the depthwise kernel: groups == in_channels, one input
-// channel per group (any channel multiplier).
+// Whether the depthwise kernels run the problem: groups == in_channels, one input channel per group
+// (any channel multiplier). grad_weight falls to the GEMM where its kernel cannot take the problem.
 bool conv2d_is_depthwise(const Conv2dGeometry& g);
 
 } // namespace torch_dml::kernels

@@ -327,6 +327,61 @@ static_assert(offsetof(Conv2dDepthwiseParams, out_offset) == 116);
 static_assert(offsetof(Conv2dDepthwiseParams, bias_offset) == 120);
 static_assert(sizeof(Conv2dDepthwiseParams) == 128);
 
+// The uniform block of conv2d_depthwise_weight.wgsl.
+struct alignas(16) Conv2dDepthwiseWeightParams {
+  uint32_t pixels = {};
+  uint32_t depth = {};
+  uint32_t slices = {};
+  uint32_t tiles = {};
+  uint32_t workgroups = {};
+  uint32_t taps = {};
+  uint32_t multiplier = {};
+  uint32_t out_h = {};
+  uint32_t out_w = {};
+  uint32_t in_h = {};
+  uint32_t in_w = {};
+  uint32_t kernel_w = {};
+  uint32_t stride_h = {};
+  uint32_t stride_w = {};
+  uint32_t pad_h = {};
+  uint32_t pad_w = {};
+  uint32_t dilation_h = {};
+  uint32_t dilation_w = {};
+  uint32_t pad0_[2] = {};
+  uint32_t input[4] = {};
+  uint32_t grad[4] = {};
+  uint32_t dst[4] = {};
+  uint32_t input_offset = {};
+  uint32_t grad_offset = {};
+  uint32_t out_offset = {};
+  uint32_t pad1_[1] = {};
+};
+static_assert(offsetof(Conv2dDepthwiseWeightParams, pixels) == 0);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, depth) == 4);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, slices) == 8);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, tiles) == 12);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, workgroups) == 16);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, taps) == 20);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, multiplier) == 24);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, out_h) == 28);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, out_w) == 32);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, in_h) == 36);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, in_w) == 40);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, kernel_w) == 44);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, stride_h) == 48);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, stride_w) == 52);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, pad_h) == 56);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, pad_w) == 60);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, dilation_h) == 64);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, dilation_w) == 68);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, input) == 80);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, grad) == 96);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, dst) == 112);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, input_offset) == 128);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, grad_offset) == 132);
+static_assert(offsetof(Conv2dDepthwiseWeightParams, out_offset) == 136);
+static_assert(sizeof(Conv2dDepthwiseWeightParams) == 144);
+
 // The uniform block of copy.wgsl.
 struct alignas(16) CopyParams {
   uint32_t numel = {};

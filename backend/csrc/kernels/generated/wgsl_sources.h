@@ -1452,6 +1452,168 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 conv2d_depthwise_holes, 7};
 
+inline constexpr std::string_view conv2d_depthwise_weight_holes[] = {"acc", "workgroup_size", "tile", "load_input", "load_grad"};
+inline constexpr Family conv2d_depthwise_weight{"conv2d_depthwise_weight",
+R"wgsl(// grad_weight of a depthwise conv2d (groups == input channels; output channel o reads input channel
+// o / multiplier): weight[o, 0, kh, kw] = sum over (n, oh, ow) of grad_output[n, o, oh, ow] *
+// input[n, o / multiplier, oh * stride - pad + kh * dilation, ...]. As a GEMM per group this is a
+// (multiplier x taps) output over K = N * OH * OW, a 64x64 tile of which a handful of elements are
+// used; here one workgroup reduces the pixels of one slice of K for one output channel and TILE of its
+// taps, so each grad_output load feeds TILE products and nothing is padding.
+// Thread `lane` walks the slice's pixels lane, lane + WORKGROUP, ... in order, then each tap's 256
+// per-thread sums fold through lib/workgroup_reduce.wgsl's fixed tree: the same bits every run, on
+// every adapter, whatever its subgroup size. No slice is deeper than 32768 pixels (conv_kernel.cpp
+// says why); with several slices each writes its partial sums [slice][o][kh][kw] and
+// gemm_split_sum.wgsl adds them in slice order. Operands are read through their strides (NCHW,
+// channels_last or any view); writes float32.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/workgroup_reduce.wgsl ----
+// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
+// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
+// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
+// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
+
+var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
+
+fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
+  workgroupBarrier();
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
+    }
+    workgroupBarrier();
+  }
+  let total = partial[base];
+  workgroupBarrier();
+  return total;
+}
+
+// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
+// reach their result another way (softmax: through the sum of exponentials).
+fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
+  partial[base + lane] = value;
+  workgroupBarrier();
+  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
+    if (lane < stride) {
+      let other = partial[base + lane + stride];
+      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
+    }
+    workgroupBarrier();
+  }
+  let largest = partial[base];
+  workgroupBarrier();
+  return largest;
+}
+
+fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
+fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
+// ---- end of lib/workgroup_reduce.wgsl ----
+struct Params {
+  pixels: u32,       // N * OH * OW: the reduction per (o, tap)
+  depth: u32,        // pixels per slice
+  slices: u32,
+  tiles: u32,        // tap tiles per output channel
+  workgroups: u32,   // out_channels * tiles * slices
+  taps: u32,         // kernel_h * kernel_w
+  multiplier: u32,   // output channels per input channel
+  out_h: u32,
+  out_w: u32,
+  in_h: u32,
+  in_w: u32,
+  kernel_w: u32,
+  stride_h: u32,
+  stride_w: u32,
+  pad_h: u32,
+  pad_w: u32,
+  dilation_h: u32,
+  dilation_w: u32,
+  input: vec4<u32>,  // strides (n, c, h, w) of `input`
+  grad: vec4<u32>,   // strides (n, o, oh, ow) of `grad_output`
+  dst: vec4<u32>,    // strides (o, kh, kw, slice) of `out`: the weight itself, or the partials
+  input_offset: u32,
+  grad_offset: u32,
+  out_offset: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@group(0) @binding(1) var<storage, read_write> input: array<u32>;
+@group(0) @binding(2) var<storage, read_write> grad_output: array<u32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+// Taps per workgroup: a constant, so that the per-thread sums can stay in registers.
+const TILE: u32 = {{tile}}u;
+const WORKGROUP: u32 = {{workgroup_size}}u;
+
+fn load_input(i: u32) -> f32 {
+  return {{load_input}};
+}
+
+fn load_grad(i: u32) -> f32 {
+  return {{load_grad}};
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lane: u32) {
+  let w = flat_group(wg, groups);
+  if (w >= p.workgroups) { return; }
+  let slice = w % p.slices;
+  let tile = (w / p.slices) % p.tiles;
+  let o = w / (p.slices * p.tiles);
+  let first = tile * TILE;
+  let kh0 = first / p.kernel_w;
+  let kw0 = first % p.kernel_w;
+  let begin = slice * p.depth;
+  let end = min(p.pixels, begin + p.depth);
+  let plane_c = (o / p.multiplier) * p.input.y;
+  var acc: array<f32, TILE>;
+  for (var i = begin + lane; i < end; i += WORKGROUP) {
+    let ow = i % p.out_w;
+    let rest = i / p.out_w;
+    let oh = rest % p.out_h;
+    let n = rest / p.out_h;
+    let g = load_grad(p.grad_offset + n * p.grad.x + o * p.grad.y + oh * p.grad.z + ow * p.grad.w);
+    let plane = p.input_offset + n * p.input.x + plane_c;
+    let h0 = i32(oh * p.stride_h) - i32(p.pad_h);
+    let w0 = i32(ow * p.stride_w) - i32(p.pad_w);
+    var kh = kh0;
+    var kw = kw0;
+    for (var t = 0u; t < TILE; t++) {
+      let h = h0 + i32(kh * p.dilation_h);
+      let x = w0 + i32(kw * p.dilation_w);
+      if (first + t < p.taps && h >= 0 && u32(h) < p.in_h && x >= 0 && u32(x) < p.in_w) {
+        acc[t] += g * load_input(plane + u32(h) * p.input.z + u32(x) * p.input.w);
+      }
+      kw++;
+      if (kw == p.kernel_w) {
+        kw = 0u;
+        kh++;
+      }
+    }
+  }
+  for (var t = 0u; t < TILE; t++) {
+    let total = workgroup_sum(lane, acc[t]);
+    let tap = first + t;
+    if (lane == 0u && tap < p.taps) {
+      out[p.out_offset + o * p.dst.x + (tap / p.kernel_w) * p.dst.y + (tap % p.kernel_w) * p.dst.z +
+          slice * p.dst.w] = total;
+    }
+  }
+}
+)wgsl",
+conv2d_depthwise_weight_holes, 5};
+
 inline constexpr std::string_view copy_holes[] = {"dst_array", "src_array", "workgroup_size", "rank", "lanes_log2", "store_type", "load", "store", "main"};
 inline constexpr Family copy{"copy",
 R"wgsl(// Strided device-to-device copy, with the dtype conversion when source and destination differ: one
