@@ -397,8 +397,11 @@ void run_depthwise(LaunchPlan<wgsl::Conv2dDepthwiseParams>& plan, const Conv2dPr
 // Depthwise grad_weight (wgsl/conv2d_depthwise_weight.wgsl): taps per workgroup at most, so that a 7x7
 // kernel's per-thread sums stay within registers (two tiles of 25) and a 5x5 one runs in one.
 constexpr uint64_t kMaxWeightTile = 25;
-// Pixels a slice of it walks at least: a few per thread before its taps' tree folds.
-constexpr uint64_t kMinWeightSliceDepth = 4 * kWorkgroupSize;
+// Its threads per workgroup, a power of two: few enough that 25 taps' sums of each fit workgroup memory.
+constexpr uint64_t kLogWeightLanes = 6;
+constexpr uint64_t kWeightLanes = uint64_t{1} << kLogWeightLanes;
+// Pixels a slice of it walks at least: several per thread before its taps' tree folds.
+constexpr uint64_t kMinWeightSliceDepth = 16 * kWeightLanes;
 
 struct WeightPlan : LaunchPlan<wgsl::Conv2dDepthwiseWeightParams> {
   using LaunchPlan::LaunchPlan;
@@ -424,7 +427,7 @@ uint64_t weight_slices(runtime::DeviceContext& context, const Conv2dProblem& c, 
                                              .min_split_depth = 2 * kMinWeightSliceDepth});
   slices = std::max(slices, (pixels + kMaxDepth - 1) / kMaxDepth);
   if (slices <= 1) return 1;
-  return round_slices(pixels, slices, kWorkgroupSize).slices;
+  return round_slices(pixels, slices, kWeightLanes).slices;
 }
 
 // The plan of the depthwise grad_weight, into `partials` when split; without them a split plan only
@@ -445,10 +448,10 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
   const uint64_t tiles = (taps + kMaxWeightTile - 1) / kMaxWeightTile;
   plan.tile = (taps + tiles - 1) / tiles;
   const uint64_t slices = weight_slices(context, c, tiles);
-  const uint64_t depth = slices > 1 ? round_slices(pixels, slices, kWorkgroupSize).depth : pixels;
+  const uint64_t depth = slices > 1 ? round_slices(pixels, slices, kWeightLanes).depth : pixels;
   launch.require(depth <= kMaxDepth, "a reduction deeper than 32768 in one workgroup");
   launch.require(slices == 1 || taps_linear(c), "a weight gradient whose taps are not one run");
-  launch.require_u32(pixels + kWorkgroupSize, "output pixels");
+  launch.require_u32(pixels + kWeightLanes, "output pixels");
   launch.require_u32(g.out_channels * tiles * slices, "workgroups");
   launch.require_u32(slices * g.out_channels * taps, "partial sums");
   require_spatial(launch, g);
@@ -516,11 +519,11 @@ void run_depthwise_weight(runtime::DeviceContext& context, const Conv2dProblem& 
   const std::string name = std::string("conv2d_depthwise_weight/") + dtype_info(type)->name + "/" + std::to_string(tile);
   plan.run(name,
            [=] {
-             return render(wgsl::conv2d_depthwise_weight, {{"acc", "f32"},
-                                                           {"tile", std::to_string(tile)},
+             return render(wgsl::conv2d_depthwise_weight, {{"tile", std::to_string(tile)},
+                                                           {"log_workgroup_size", std::to_string(kLogWeightLanes)},
                                                            {"load_input", load(type, "input")},
                                                            {"load_grad", load(type, "grad_output")},
-                                                           {"workgroup_size", std::to_string(kWorkgroupSize)}});
+                                                           {"workgroup_size", std::to_string(kWeightLanes)}});
            },
            plan.params.workgroups);
   if (slices > 1) sum_slices(context, c, partials, slices);

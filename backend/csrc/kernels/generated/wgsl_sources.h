@@ -1452,7 +1452,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 conv2d_depthwise_holes, 7};
 
-inline constexpr std::string_view conv2d_depthwise_weight_holes[] = {"acc", "workgroup_size", "tile", "load_input", "load_grad"};
+inline constexpr std::string_view conv2d_depthwise_weight_holes[] = {"tile", "workgroup_size", "log_workgroup_size", "load_input", "load_grad"};
 inline constexpr Family conv2d_depthwise_weight{"conv2d_depthwise_weight",
 R"wgsl(// grad_weight of a depthwise conv2d (groups == input channels; output channel o reads input channel
 // o / multiplier): weight[o, 0, kh, kw] = sum over (n, oh, ow) of grad_output[n, o, oh, ow] *
@@ -1460,9 +1460,11 @@ R"wgsl(// grad_weight of a depthwise conv2d (groups == input channels; output ch
 // (multiplier x taps) output over K = N * OH * OW, a 64x64 tile of which a handful of elements are
 // used; here one workgroup reduces the pixels of one slice of K for one output channel and TILE of its
 // taps, so each grad_output load feeds TILE products and nothing is padding.
-// Thread `lane` walks the slice's pixels lane, lane + WORKGROUP, ... in order, then each tap's 256
-// per-thread sums fold through lib/workgroup_reduce.wgsl's fixed tree: the same bits every run, on
-// every adapter, whatever its subgroup size. No slice is deeper than 32768 pixels (conv_kernel.cpp
+// Thread `lane` walks the slice's pixels lane, lane + WORKGROUP, ... in order, then the per-thread
+// sums of all TILE taps fold together through one fixed tree (lane i takes lane i + stride, as
+// lib/workgroup_reduce.wgsl's does): the same bits every run, on every adapter, whatever its subgroup
+// size. A fold per tap, as that library's, cost a barrier per halving per tap: with 25 taps, most of
+// a short slice's time on lavapipe. No slice is deeper than 32768 pixels (conv_kernel.cpp
 // says why); with several slices each writes its partial sums [slice][o][kh][kw] and
 // gemm_split_sum.wgsl adds them in slice order. Operands are read through their strides (NCHW,
 // channels_last or any view); writes float32.
@@ -1477,48 +1479,6 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
-// ---- lib/workgroup_reduce.wgsl ----
-// The one tree fold of the kernels: `size` lanes (a power of two) from lane `base` of the workgroup
-// fold one {{acc}} each through workgroup memory, in a fixed order: the same bits on every run, and on
-// every adapter that rounds IEEE operations, whatever its subgroup size. Each lane gets the result.
-// Every lane of the workgroup calls, from uniform control flow, with the same `size`.
-
-var<workgroup> partial: array<{{acc}}, {{workgroup_size}}>;
-
-fn fold_sum(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[base + lane] = value;
-  workgroupBarrier();
-  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
-    if (lane < stride) {
-      partial[base + lane] = partial[base + lane] + partial[base + lane + stride];
-    }
-    workgroupBarrier();
-  }
-  let total = partial[base];
-  workgroupBarrier();
-  return total;
-}
-
-// The largest value. A NaN never wins a `>` comparison, so callers that must propagate NaN let it
-// reach their result another way (softmax: through the sum of exponentials).
-fn fold_max(base: u32, size: u32, lane: u32, value: {{acc}}) -> {{acc}} {
-  partial[base + lane] = value;
-  workgroupBarrier();
-  for (var stride = size / 2u; stride > 0u; stride = stride >> 1u) {
-    if (lane < stride) {
-      let other = partial[base + lane + stride];
-      partial[base + lane] = select(partial[base + lane], other, other > partial[base + lane]);
-    }
-    workgroupBarrier();
-  }
-  let largest = partial[base];
-  workgroupBarrier();
-  return largest;
-}
-
-fn workgroup_sum(lane: u32, value: {{acc}}) -> {{acc}} { return fold_sum(0u, {{workgroup_size}}u, lane, value); }
-fn workgroup_max(lane: u32, value: {{acc}}) -> {{acc}} { return fold_max(0u, {{workgroup_size}}u, lane, value); }
-// ---- end of lib/workgroup_reduce.wgsl ----
 struct Params {
   pixels: u32,       // N * OH * OW: the reduction per (o, tap)
   depth: u32,        // pixels per slice
@@ -1553,7 +1513,11 @@ struct Params {
 
 // Taps per workgroup: a constant, so that the per-thread sums can stay in registers.
 const TILE: u32 = {{tile}}u;
-const WORKGROUP: u32 = {{workgroup_size}}u;
+const WORKGROUP: u32 = {{workgroup_size}}u; // a power of two
+const LOG_WORKGROUP: u32 = {{log_workgroup_size}}u;
+
+// sums[t * WORKGROUP + lane]: each thread's sum of tap t.
+var<workgroup> sums: array<f32, TILE * WORKGROUP>;
 
 fn load_input(i: u32) -> f32 {
   return {{load_input}};
@@ -1602,12 +1566,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
       }
     }
   }
-  for (var t = 0u; t < TILE; t++) {
-    let total = workgroup_sum(lane, acc[t]);
+  for (var t = 0u; t < TILE; t++) { sums[t * WORKGROUP + lane] = acc[t]; }
+  workgroupBarrier();
+  // Each halving's TILE * stride additions are shared among all the threads; which thread does one
+  // changes no value.
+  for (var shift = LOG_WORKGROUP; shift > 0u; shift--) {
+    let stride = 1u << (shift - 1u);
+    for (var j = lane; j < TILE << (shift - 1u); j += WORKGROUP) {
+      let at = (j >> (shift - 1u)) * WORKGROUP + (j & (stride - 1u));
+      sums[at] = sums[at] + sums[at + stride];
+    }
+    workgroupBarrier();
+  }
+  for (var t = lane; t < TILE; t += WORKGROUP) {
     let tap = first + t;
-    if (lane == 0u && tap < p.taps) {
+    if (tap < p.taps) {
       out[p.out_offset + o * p.dst.x + (tap / p.kernel_w) * p.dst.y + (tap % p.kernel_w) * p.dst.z +
-          slice * p.dst.w] = total;
+          slice * p.dst.w] = sums[t * WORKGROUP];
     }
   }
 }
