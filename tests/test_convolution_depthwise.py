@@ -115,3 +115,10 @@ def test_depthwise_weight_grad_runs_its_own_kernel():
     assert torch_dml._C._stream_counters(0)[0] - start == 1
     assert any(name.startswith("conv2d_depthwise_weight/") for name in torch_dml._C._compiled_kernels(0))
     assert_close_to_reference(got, x, weight, grad, args, groups, torch.float32)
+
+
+def test_depthwise_weight_grad_of_an_empty_batch_is_zero():
+    x, weight, grad, args, groups = case(CASES["3x3"], torch.float32, seed=4)
+    with torch_dml.strict():
+        got = weight_grad(x[:0].to("dml"), weight.to("dml"), grad[:0].to("dml"), args, groups)
+    assert torch.equal(got.cpu(), torch.zeros_like(weight))

@@ -415,7 +415,7 @@ bool taps_linear(const Conv2dProblem& c) {
 }
 
 // Slices of N * OH * OW: split_k_slices' count for the larger GPUs, and at least enough that none is
-// deeper than kMaxDepth; 1 when the output cannot take a split's sum.
+// deeper than kMaxDepth.
 uint64_t weight_slices(runtime::DeviceContext& context, const Conv2dProblem& c, uint64_t tiles) {
   const Conv2dGeometry& g = c.g;
   const uint64_t pixels = g.batch * g.out_h * g.out_w, taps = g.kernel_h * g.kernel_w;
@@ -454,6 +454,9 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
   launch.require_u32(pixels + kWeightLanes, "output pixels");
   launch.require_u32(g.out_channels * tiles * slices, "workgroups");
   launch.require_u32(slices * g.out_channels * taps, "partial sums");
+  launch.require(slices == 1 || slices * g.out_channels * taps * sizeof(float) <=
+                                    context.limits().maxStorageBufferBindingSize,
+                 "partial sums beyond one storage binding");
   require_spatial(launch, g);
   wgsl::Conv2dDepthwiseWeightParams& p = plan.params;
   p.pixels = static_cast<uint32_t>(pixels);
@@ -496,13 +499,17 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
   return plan;
 }
 
-bool uses_depthwise_weight(runtime::DeviceContext& context, const Conv2dProblem& c) {
-  return c.pass == ConvPass::GradWeight && conv2d_is_depthwise(c.g) && depthwise_weight_plan(context, c).launch.ok();
+// The depthwise grad_weight's plan when it takes the problem; what it cannot take, the GEMM's may.
+std::optional<WeightPlan> depthwise_weight(runtime::DeviceContext& context, const Conv2dProblem& c) {
+  if (c.pass != ConvPass::GradWeight || !conv2d_is_depthwise(c.g)) return std::nullopt;
+  WeightPlan plan = depthwise_weight_plan(context, c);
+  if (!plan.launch.ok()) return std::nullopt;
+  return plan;
 }
 
-void run_depthwise_weight(runtime::DeviceContext& context, const Conv2dProblem& c) {
+// `check`: depthwise_weight's plan, which binds all but a split's partials.
+void run_depthwise_weight(runtime::DeviceContext& context, const Conv2dProblem& c, WeightPlan check) {
   const c10::ScalarType type = c.input.ref.dtype;
-  WeightPlan check = depthwise_weight_plan(context, c);
   const uint64_t slices = check.params.slices;
   c10::DataPtr holder;
   DeviceTensorRef partials;
@@ -555,8 +562,7 @@ bool conv2d_is_depthwise(const Conv2dGeometry& g) {
 
 std::string conv2d_unsupported_reason(runtime::DeviceContext& context, const Conv2dProblem& c) {
   if (uses_depthwise(c)) return depthwise_plan(context, c).reason();
-  // What the depthwise grad_weight cannot take, the GEMM's may.
-  if (uses_depthwise_weight(context, c)) return "";
+  if (depthwise_weight(context, c)) return "";
   // Planned without partials: the scratch they need is the allocator's to give, and the one-pass
   // kernel binds nothing larger.
   for (const Walk& walk : walks(c)) {
@@ -575,8 +581,8 @@ void conv2d(runtime::DeviceContext& context, const Conv2dProblem& c) {
     run_depthwise(plan, c); // throws the reason when it cannot run
     return;
   }
-  if (uses_depthwise_weight(context, c)) {
-    run_depthwise_weight(context, c);
+  if (std::optional<WeightPlan> weight = depthwise_weight(context, c)) {
+    run_depthwise_weight(context, c, std::move(*weight));
     return;
   }
   if (c.pass == ConvPass::GradInput) {
