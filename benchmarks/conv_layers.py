@@ -88,23 +88,27 @@ def depthwise_convs() -> list[tuple[str, int, int, int, int, int, int]]:
     ]
 
 
+def depthwise_weight_grad_row(x: torch.Tensor, w: torch.Tensor, stride: int, pad: int, repeats: int) -> str:
+    """The weight gradient's time, dispatches and scratch for one depthwise layer."""
+    channels = x.shape[1]
+    grad = torch.randn_like(F.conv2d(x, w, None, stride, pad, 1, channels))
+
+    def weight_grad() -> object:
+        return torch.ops.aten.convolution_backward(grad, x, w, None, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0],
+                                                   channels, [False, True, False])[1]
+
+    timing = measure(weight_grad, "dml", repeats=repeats, warmup=1)
+    dispatches, scratch = profile(weight_grad)
+    return f"{timing.median_s * 1e3:8.1f} {dispatches:5d} {scratch / 2**20:10.2f}"
+
+
 def time_depthwise_weight_grad(batch: int, repeats: int, fmt: torch.memory_format) -> None:
-    """One row per layer and dtype: the weight gradient's time, dispatches and scratch."""
     print(f"{'depthwise grad_weight':22s} {'dtype':>8s} {'ms':>8s} {'disp':>5s} {'scratch MB':>10s}")
     for name, channels, mult, side, k, stride, pad in depthwise_convs():
         for dtype in (torch.float32, torch.float16):
             x = torch.randn(batch, channels, side, side).to(dtype).to("dml").to(memory_format=fmt)
             w = torch.randn(channels * mult, 1, k, k).mul(0.1).to(dtype).to("dml")
-            grad = torch.randn_like(F.conv2d(x, w, None, stride, pad, 1, channels))
-
-            def weight_grad() -> object:
-                return torch.ops.aten.convolution_backward(grad, x, w, None, [stride] * 2, [pad] * 2, [1, 1], False,
-                                                           [0, 0], channels, [False, True, False])[1]
-
-            timing = measure(weight_grad, "dml", repeats=repeats, warmup=1)
-            dispatches, scratch = profile(weight_grad)
-            print(f"{name:22s} {str(dtype).split('.')[-1]:>8s} {timing.median_s * 1e3:8.1f} {dispatches:5d} "
-                  f"{scratch / 2**20:10.2f}")
+            print(f"{name:22s} {str(dtype).split('.')[-1]:>8s} {depthwise_weight_grad_row(x, w, stride, pad, repeats)}")
 
 
 def main() -> None:

@@ -328,6 +328,23 @@ void sum_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const D
            groups_for(rows * cols));
 }
 
+// The geometry both depthwise kernels' Params hold under the same names.
+template <typename P>
+void put_depthwise_window(const Conv2dGeometry& g, P& p) {
+  p.multiplier = static_cast<uint32_t>(g.out_channels / g.groups);
+  p.out_h = static_cast<uint32_t>(g.out_h);
+  p.out_w = static_cast<uint32_t>(g.out_w);
+  p.in_h = static_cast<uint32_t>(g.in_h);
+  p.in_w = static_cast<uint32_t>(g.in_w);
+  p.kernel_w = static_cast<uint32_t>(g.kernel_w);
+  p.stride_h = static_cast<uint32_t>(g.stride[0]);
+  p.stride_w = static_cast<uint32_t>(g.stride[1]);
+  p.pad_h = static_cast<uint32_t>(g.padding[0]);
+  p.pad_w = static_cast<uint32_t>(g.padding[1]);
+  p.dilation_h = static_cast<uint32_t>(g.dilation[0]);
+  p.dilation_w = static_cast<uint32_t>(g.dilation[1]);
+}
+
 LaunchPlan<wgsl::Conv2dDepthwiseParams> depthwise_plan(runtime::DeviceContext& context, const Conv2dProblem& c) {
   const Conv2dGeometry& g = c.g;
   const bool backward = c.pass == ConvPass::GradInput;
@@ -349,19 +366,8 @@ LaunchPlan<wgsl::Conv2dDepthwiseParams> depthwise_plan(runtime::DeviceContext& c
   wgsl::Conv2dDepthwiseParams& p = plan.params;
   p.count = static_cast<uint32_t>(count);
   p.channels = static_cast<uint32_t>(backward ? g.in_channels : g.out_channels);
-  p.multiplier = static_cast<uint32_t>(g.out_channels / g.groups);
-  p.out_h = static_cast<uint32_t>(g.out_h);
-  p.out_w = static_cast<uint32_t>(g.out_w);
-  p.in_h = static_cast<uint32_t>(g.in_h);
-  p.in_w = static_cast<uint32_t>(g.in_w);
+  put_depthwise_window(g, p);
   p.kernel_h = static_cast<uint32_t>(g.kernel_h);
-  p.kernel_w = static_cast<uint32_t>(g.kernel_w);
-  p.stride_h = static_cast<uint32_t>(g.stride[0]);
-  p.stride_w = static_cast<uint32_t>(g.stride[1]);
-  p.pad_h = static_cast<uint32_t>(g.padding[0]);
-  p.pad_w = static_cast<uint32_t>(g.padding[1]);
-  p.dilation_h = static_cast<uint32_t>(g.dilation[0]);
-  p.dilation_w = static_cast<uint32_t>(g.dilation[1]);
   put_strides(read, p.input);
   put_strides(c.weight, p.weight);
   put_strides(c.out, p.dst);
@@ -465,18 +471,7 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
   p.tiles = static_cast<uint32_t>(tiles);
   p.workgroups = static_cast<uint32_t>(g.out_channels * tiles * slices);
   p.taps = static_cast<uint32_t>(taps);
-  p.multiplier = static_cast<uint32_t>(g.out_channels / g.groups);
-  p.out_h = static_cast<uint32_t>(g.out_h);
-  p.out_w = static_cast<uint32_t>(g.out_w);
-  p.in_h = static_cast<uint32_t>(g.in_h);
-  p.in_w = static_cast<uint32_t>(g.in_w);
-  p.kernel_w = static_cast<uint32_t>(g.kernel_w);
-  p.stride_h = static_cast<uint32_t>(g.stride[0]);
-  p.stride_w = static_cast<uint32_t>(g.stride[1]);
-  p.pad_h = static_cast<uint32_t>(g.padding[0]);
-  p.pad_w = static_cast<uint32_t>(g.padding[1]);
-  p.dilation_h = static_cast<uint32_t>(g.dilation[0]);
-  p.dilation_w = static_cast<uint32_t>(g.dilation[1]);
+  put_depthwise_window(g, p);
   put_strides(c.input, p.input);
   put_strides(c.grad_output, p.grad);
   const uint64_t x_sizes[4] = {g.batch, g.in_channels, g.in_h, g.in_w};
