@@ -86,19 +86,21 @@ def test_depthwise_weight_grad_matches_a_float64_reference(shape, dtype, layout)
     assert_close_to_reference(got, x, weight, grad, args, groups, dtype)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
-def test_depthwise_weight_grad_beyond_one_workgroups_reduction(dtype):
+@pytest.mark.parametrize("dtype,layout", [(torch.float32, "nchw"), (torch.float16, "channels_last")], ids=str)
+def test_depthwise_weight_grad_beyond_one_workgroups_reduction(dtype, layout):
     """36864 pixels per channel run as slices (none deeper than 32768) summed in order."""
     x, weight, grad, args, groups = case(LONG, dtype, seed=1)
+    dx, dgrad = on_dml(x, grad, layout)
     with torch_dml.strict():
-        got = weight_grad(x.to("dml"), weight.to("dml"), grad.to("dml"), args, groups)
+        got = weight_grad(dx, weight.to("dml"), dgrad, args, groups)
     assert_close_to_reference(got, x, weight, grad, args, groups, dtype)
 
 
+@pytest.mark.parametrize("layout", ["nchw", "channels_last"])
 @pytest.mark.parametrize("shape", [LONG, CASES["7x7_convnext"]], ids=["sliced", "two_tap_tiles"])
-def test_depthwise_weight_grad_is_deterministic(shape):
+def test_depthwise_weight_grad_is_deterministic(shape, layout):
     x, weight, grad, args, groups = case(shape, torch.float32, seed=2)
-    x, weight, grad = x.to("dml"), weight.to("dml"), grad.to("dml")
+    (x, grad), weight = on_dml(x, grad, layout), weight.to("dml")
     runs = [weight_grad(x, weight, grad, args, groups).cpu() for _ in range(3)]
     assert torch.equal(runs[0], runs[1]) and torch.equal(runs[0], runs[2])
 

@@ -406,12 +406,16 @@ constexpr uint64_t kMaxWeightTile = 25;
 // Its threads per workgroup, a power of two: few enough that 25 taps' sums of each fit workgroup memory.
 constexpr uint64_t kLogWeightLanes = 6;
 constexpr uint64_t kWeightLanes = uint64_t{1} << kLogWeightLanes;
+// Output channels per workgroup over channels_last operands (one for the others): 16 adjacent floats
+// (64 bytes, 32 in 16 bits) per pixel load, 4 pixel lanes.
+constexpr uint64_t kLogWeightChannelsLast = 4;
 // Pixels a slice of it walks at least: several per thread before its taps' tree folds.
 constexpr uint64_t kMinWeightSliceDepth = 16 * kWeightLanes;
 
 struct WeightPlan : LaunchPlan<wgsl::Conv2dDepthwiseWeightParams> {
   using LaunchPlan::LaunchPlan;
   uint64_t tile = 1;
+  uint64_t log_channels = 0; // log2 of the output channels per workgroup
 };
 
 // Whether `out` holds each channel's taps as one run of stride 1 in (kh, kw) order, as the sum of the
@@ -422,10 +426,10 @@ bool taps_linear(const Conv2dProblem& c) {
 
 // Slices of N * OH * OW: split_k_slices' count for the larger GPUs, and at least enough that none is
 // deeper than kMaxDepth.
-uint64_t weight_slices(runtime::DeviceContext& context, const Conv2dProblem& c, uint64_t tiles) {
+uint64_t weight_slices(runtime::DeviceContext& context, const Conv2dProblem& c, uint64_t blocks) {
   const Conv2dGeometry& g = c.g;
   const uint64_t pixels = g.batch * g.out_h * g.out_w, taps = g.kernel_h * g.kernel_w;
-  uint64_t slices = split_k_slices(context, {.tiles = g.out_channels * tiles,
+  uint64_t slices = split_k_slices(context, {.tiles = blocks,
                                              .k = pixels,
                                              .batches = 1,
                                              .bytes_per_slice = g.out_channels * taps * sizeof(float),
@@ -453,12 +457,15 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
   const uint64_t pixels = g.batch * g.out_h * g.out_w, taps = g.kernel_h * g.kernel_w;
   const uint64_t tiles = (taps + kMaxWeightTile - 1) / kMaxWeightTile;
   plan.tile = (taps + tiles - 1) / tiles;
-  const uint64_t slices = weight_slices(context, c, tiles);
+  plan.log_channels = c.channels_last ? kLogWeightChannelsLast : 0;
+  const uint64_t channels = uint64_t{1} << plan.log_channels;
+  const uint64_t blocks = (g.out_channels + channels - 1) / channels * tiles;
+  const uint64_t slices = weight_slices(context, c, blocks);
   const uint64_t depth = slices > 1 ? round_slices(pixels, slices, kWeightLanes).depth : pixels;
   launch.require(depth <= kMaxDepth, "a reduction deeper than 32768 in one workgroup");
   launch.require(slices == 1 || taps_linear(c), "a weight gradient whose taps are not one run");
   launch.require_u32(pixels + kWeightLanes, "output pixels");
-  launch.require_u32(g.out_channels * tiles * slices, "workgroups");
+  launch.require_u32(blocks * slices, "workgroups");
   launch.require_u32(slices * g.out_channels * taps, "partial sums");
   launch.require(slices == 1 || slices * g.out_channels * taps * sizeof(float) <=
                                     context.limits().maxStorageBufferBindingSize,
@@ -469,7 +476,8 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
   p.depth = static_cast<uint32_t>(depth);
   p.slices = static_cast<uint32_t>(slices);
   p.tiles = static_cast<uint32_t>(tiles);
-  p.workgroups = static_cast<uint32_t>(g.out_channels * tiles * slices);
+  p.workgroups = static_cast<uint32_t>(blocks * slices);
+  p.out_channels = static_cast<uint32_t>(g.out_channels);
   p.taps = static_cast<uint32_t>(taps);
   put_depthwise_window(g, p);
   put_strides(c.input, p.input);
@@ -517,11 +525,14 @@ void run_depthwise_weight(runtime::DeviceContext& context, const Conv2dProblem& 
     partials = {span.buffer, span.buffer_size, span.offset / sizeof(float), c10::kFloat};
   }
   WeightPlan plan = slices > 1 ? depthwise_weight_plan(context, c, &partials) : std::move(check);
-  const uint64_t tile = plan.tile;
-  const std::string name = std::string("conv2d_depthwise_weight/") + dtype_info(type)->name + "/" + std::to_string(tile);
+  const uint64_t tile = plan.tile, log_channels = plan.log_channels;
+  const std::string name = std::string("conv2d_depthwise_weight/") + dtype_info(type)->name + "/" +
+      std::to_string(tile) + (log_channels ? "/cl" : "");
   plan.run(name,
            [=] {
              return render(wgsl::conv2d_depthwise_weight, {{"tile", std::to_string(tile)},
+                                                           {"channels", std::to_string(uint64_t{1} << log_channels)},
+                                                           {"log_channels", std::to_string(log_channels)},
                                                            {"log_workgroup_size", std::to_string(kLogWeightLanes)},
                                                            {"load_input", load(type, "input")},
                                                            {"load_grad", load(type, "grad_output")},

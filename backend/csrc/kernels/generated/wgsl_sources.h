@@ -1452,7 +1452,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 conv2d_depthwise_holes, 7};
 
-inline constexpr std::string_view conv2d_depthwise_weight_holes[] = {"tile", "workgroup_size", "log_workgroup_size", "load_input", "load_grad"};
+inline constexpr std::string_view conv2d_depthwise_weight_holes[] = {"tile", "workgroup_size", "log_workgroup_size", "channels", "log_channels", "load_input", "load_grad"};
 inline constexpr Family conv2d_depthwise_weight{"conv2d_depthwise_weight",
 R"wgsl(// grad_weight of a depthwise conv2d (groups == input channels; output channel o reads input channel
 // o / multiplier): weight[o, 0, kh, kw] = sum over (n, oh, ow) of grad_output[n, o, oh, ow] *
@@ -1468,6 +1468,9 @@ R"wgsl(// grad_weight of a depthwise conv2d (groups == input channels; output ch
 // says why); with several slices each writes its partial sums [slice][o][kh][kw] and
 // gemm_split_sum.wgsl adds them in slice order. Operands are read through their strides (NCHW,
 // channels_last or any view); writes float32.
+// CHANNELS > 1 (channels_last, where a pixel's channels are adjacent in memory): a workgroup takes
+// CHANNELS consecutive output channels, lane = pixel lane * CHANNELS + channel, so that neighbouring
+// threads load neighbouring channels of one pixel, and the tree folds only across pixel lanes.
 // ---- lib/grid.wgsl ----
 // Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
 
@@ -1484,7 +1487,8 @@ struct Params {
   depth: u32,        // pixels per slice
   slices: u32,
   tiles: u32,        // tap tiles per output channel
-  workgroups: u32,   // out_channels * tiles * slices
+  workgroups: u32,   // channel blocks * tiles * slices
+  out_channels: u32,
   taps: u32,         // kernel_h * kernel_w
   multiplier: u32,   // output channels per input channel
   out_h: u32,
@@ -1515,8 +1519,11 @@ struct Params {
 const TILE: u32 = {{tile}}u;
 const WORKGROUP: u32 = {{workgroup_size}}u; // a power of two
 const LOG_WORKGROUP: u32 = {{log_workgroup_size}}u;
+const CHANNELS: u32 = {{channels}}u; // output channels per workgroup, a power of two
+const LOG_CHANNELS: u32 = {{log_channels}}u;
+const PIXEL_LANES: u32 = WORKGROUP / CHANNELS;
 
-// sums[t * WORKGROUP + lane]: each thread's sum of tap t.
+// sums[t * WORKGROUP + lane]: each thread's sum of tap t (of its channel).
 var<workgroup> sums: array<f32, TILE * WORKGROUP>;
 
 fn load_input(i: u32) -> f32 {
@@ -1534,7 +1541,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   if (w >= p.workgroups) { return; }
   let slice = w % p.slices;
   let tile = (w / p.slices) % p.tiles;
-  let o = w / (p.slices * p.tiles);
+  let block = w / (p.slices * p.tiles);
+  let o = block * CHANNELS + lane % CHANNELS;
   let first = tile * TILE;
   let kh0 = first / p.kernel_w;
   let kw0 = first % p.kernel_w;
@@ -1542,7 +1550,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   let end = min(p.pixels, begin + p.depth);
   let plane_c = (o / p.multiplier) * p.input.y;
   var acc: array<f32, TILE>;
-  for (var i = begin + lane; i < end; i += WORKGROUP) {
+  // Beyond the last channel a thread still takes part in the fold, with zeros.
+  let last = select(begin, end, o < p.out_channels);
+  for (var i = begin + lane / CHANNELS; i < last; i += PIXEL_LANES) {
     let ow = i % p.out_w;
     let rest = i / p.out_w;
     let oh = rest % p.out_h;
@@ -1568,26 +1578,27 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   }
   for (var t = 0u; t < TILE; t++) { sums[t * WORKGROUP + lane] = acc[t]; }
   workgroupBarrier();
-  // Each halving's TILE * stride additions are shared among all the threads; which thread does one
-  // changes no value.
-  for (var shift = LOG_WORKGROUP; shift > 0u; shift--) {
-    let stride = 1u << (shift - 1u);
+  // Each halving folds pixel lane i + stride into lane i, for every tap and channel: TILE * stride *
+  // CHANNELS additions shared among all the threads (which thread does one changes no value).
+  for (var shift = LOG_WORKGROUP; shift > LOG_CHANNELS; shift--) {
+    let span = 1u << (shift - 1u); // stride * CHANNELS
     for (var j = lane; j < TILE << (shift - 1u); j += WORKGROUP) {
-      let at = (j >> (shift - 1u)) * WORKGROUP + (j & (stride - 1u));
-      sums[at] = sums[at] + sums[at + stride];
+      let at = (j >> (shift - 1u)) * WORKGROUP + (j & (span - 1u));
+      sums[at] = sums[at] + sums[at + span];
     }
     workgroupBarrier();
   }
-  for (var t = lane; t < TILE; t += WORKGROUP) {
-    let tap = first + t;
-    if (tap < p.taps) {
-      out[p.out_offset + o * p.dst.x + (tap / p.kernel_w) * p.dst.y + (tap % p.kernel_w) * p.dst.z +
-          slice * p.dst.w] = sums[t * WORKGROUP];
+  for (var j = lane; j < TILE * CHANNELS; j += WORKGROUP) {
+    let tap = first + j / CHANNELS;
+    let channel = block * CHANNELS + j % CHANNELS;
+    if (tap < p.taps && channel < p.out_channels) {
+      out[p.out_offset + channel * p.dst.x + (tap / p.kernel_w) * p.dst.y + (tap % p.kernel_w) * p.dst.z +
+          slice * p.dst.w] = sums[(j / CHANNELS) * WORKGROUP + j % CHANNELS];
     }
   }
 }
 )wgsl",
-conv2d_depthwise_weight_holes, 5};
+conv2d_depthwise_weight_holes, 7};
 
 inline constexpr std::string_view copy_holes[] = {"dst_array", "src_array", "workgroup_size", "rank", "lanes_log2", "store_type", "load", "store", "main"};
 inline constexpr Family copy{"copy",

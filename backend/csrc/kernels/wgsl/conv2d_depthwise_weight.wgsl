@@ -12,6 +12,9 @@
 // says why); with several slices each writes its partial sums [slice][o][kh][kw] and
 // gemm_split_sum.wgsl adds them in slice order. Operands are read through their strides (NCHW,
 // channels_last or any view); writes float32.
+// CHANNELS > 1 (channels_last, where a pixel's channels are adjacent in memory): a workgroup takes
+// CHANNELS consecutive output channels, lane = pixel lane * CHANNELS + channel, so that neighbouring
+// threads load neighbouring channels of one pixel, and the tree folds only across pixel lanes.
 //! include lib/grid.wgsl
 
 struct Params {
@@ -19,7 +22,8 @@ struct Params {
   depth: u32,        // pixels per slice
   slices: u32,
   tiles: u32,        // tap tiles per output channel
-  workgroups: u32,   // out_channels * tiles * slices
+  workgroups: u32,   // channel blocks * tiles * slices
+  out_channels: u32,
   taps: u32,         // kernel_h * kernel_w
   multiplier: u32,   // output channels per input channel
   out_h: u32,
@@ -50,8 +54,11 @@ struct Params {
 const TILE: u32 = {{tile}}u;
 const WORKGROUP: u32 = {{workgroup_size}}u; // a power of two
 const LOG_WORKGROUP: u32 = {{log_workgroup_size}}u;
+const CHANNELS: u32 = {{channels}}u; // output channels per workgroup, a power of two
+const LOG_CHANNELS: u32 = {{log_channels}}u;
+const PIXEL_LANES: u32 = WORKGROUP / CHANNELS;
 
-// sums[t * WORKGROUP + lane]: each thread's sum of tap t.
+// sums[t * WORKGROUP + lane]: each thread's sum of tap t (of its channel).
 var<workgroup> sums: array<f32, TILE * WORKGROUP>;
 
 fn load_input(i: u32) -> f32 {
@@ -69,7 +76,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   if (w >= p.workgroups) { return; }
   let slice = w % p.slices;
   let tile = (w / p.slices) % p.tiles;
-  let o = w / (p.slices * p.tiles);
+  let block = w / (p.slices * p.tiles);
+  let o = block * CHANNELS + lane % CHANNELS;
   let first = tile * TILE;
   let kh0 = first / p.kernel_w;
   let kw0 = first % p.kernel_w;
@@ -77,7 +85,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   let end = min(p.pixels, begin + p.depth);
   let plane_c = (o / p.multiplier) * p.input.y;
   var acc: array<f32, TILE>;
-  for (var i = begin + lane; i < end; i += WORKGROUP) {
+  // Beyond the last channel a thread still takes part in the fold, with zeros.
+  let last = select(begin, end, o < p.out_channels);
+  for (var i = begin + lane / CHANNELS; i < last; i += PIXEL_LANES) {
     let ow = i % p.out_w;
     let rest = i / p.out_w;
     let oh = rest % p.out_h;
@@ -103,21 +113,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   }
   for (var t = 0u; t < TILE; t++) { sums[t * WORKGROUP + lane] = acc[t]; }
   workgroupBarrier();
-  // Each halving's TILE * stride additions are shared among all the threads; which thread does one
-  // changes no value.
-  for (var shift = LOG_WORKGROUP; shift > 0u; shift--) {
-    let stride = 1u << (shift - 1u);
+  // Each halving folds pixel lane i + stride into lane i, for every tap and channel: TILE * stride *
+  // CHANNELS additions shared among all the threads (which thread does one changes no value).
+  for (var shift = LOG_WORKGROUP; shift > LOG_CHANNELS; shift--) {
+    let span = 1u << (shift - 1u); // stride * CHANNELS
     for (var j = lane; j < TILE << (shift - 1u); j += WORKGROUP) {
-      let at = (j >> (shift - 1u)) * WORKGROUP + (j & (stride - 1u));
-      sums[at] = sums[at] + sums[at + stride];
+      let at = (j >> (shift - 1u)) * WORKGROUP + (j & (span - 1u));
+      sums[at] = sums[at] + sums[at + span];
     }
     workgroupBarrier();
   }
-  for (var t = lane; t < TILE; t += WORKGROUP) {
-    let tap = first + t;
-    if (tap < p.taps) {
-      out[p.out_offset + o * p.dst.x + (tap / p.kernel_w) * p.dst.y + (tap % p.kernel_w) * p.dst.z +
-          slice * p.dst.w] = sums[t * WORKGROUP];
+  for (var j = lane; j < TILE * CHANNELS; j += WORKGROUP) {
+    let tap = first + j / CHANNELS;
+    let channel = block * CHANNELS + j % CHANNELS;
+    if (tap < p.taps && channel < p.out_channels) {
+      out[p.out_offset + channel * p.dst.x + (tap / p.kernel_w) * p.dst.y + (tap % p.kernel_w) * p.dst.z +
+          slice * p.dst.w] = sums[(j / CHANNELS) * WORKGROUP + j % CHANNELS];
     }
   }
 }
