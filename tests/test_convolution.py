@@ -1,6 +1,8 @@
 """Convolutions reach the backend as convolution_overrideable, which has no boxed CPU fallback of its
 own: they must still run (through the counted CPU route) and train, never raise 'not implemented'."""
 
+import contextlib
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -121,6 +123,12 @@ SHAPES = {
     "batch_1": (1, 4, 4, 6, 6, 3, 1, 1, 1, 1),
     "split_k": (2, 4, 8, 32, 32, 3, 1, 1, 1, 1),  # grad_weight's 2048-deep K runs in slices
     "wide_tiles": (1, 70, 66, 9, 9, 3, 1, 1, 1, 1),  # more than one 64-wide tile of channels
+    # Per-group GEMMs of at least 128x128 in every pass, run with the 128x128 tile (8x8 per thread) allowed
+    # however few its workgroups (wide_tiles_from); the strided one's grad_input phases are 128 and fewer
+    # rows, so both tiles run in one backward.
+    "tile_128": (2, 144, 136, 10, 10, 3, 1, 1, 1, 1),
+    "tile_128_strided": (2, 130, 132, 15, 15, 3, 2, 1, 1, 1),
+    "tile_128_groups": (1, 264, 272, 12, 12, 3, 1, 1, 1, 2),
 }
 
 # One ulp of the stored result (rounding once to the dtype costs half of one), and the float32
@@ -164,10 +172,10 @@ def assert_close_to_reference(got, x, weight, bias, grad, args, dtype):
 @pytest.mark.parametrize("dtype,channels_last", [(torch.float32, False), (torch.float32, True),
                                                  (torch.float16, False), (torch.bfloat16, True)],
                          ids=["f32", "f32_channels_last", "f16", "bf16_channels_last"])
-@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-def test_conv2d_kernels_match_a_float64_reference(shape, dtype, channels_last):
-    x, weight, bias, grad, args = conv_case(shape, dtype, channels_last)
-    with torch_dml.strict():
+@pytest.mark.parametrize("name", SHAPES)
+def test_conv2d_kernels_match_a_float64_reference(name, dtype, channels_last):
+    x, weight, bias, grad, args = conv_case(SHAPES[name], dtype, channels_last)
+    with torch_dml.strict(), wide_tiles_from(1) if name.startswith("tile_128") else contextlib.nullcontext():
         got = run_conv(x, weight, bias, grad, args, "dml")
     assert_close_to_reference(got, x, weight, bias, grad, args, dtype)
     # The output is contiguous whatever the inputs' layout: what torch's fake tensors promise
@@ -176,6 +184,26 @@ def test_conv2d_kernels_match_a_float64_reference(shape, dtype, channels_last):
     assert got[0].is_contiguous()
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     assert got[1].is_contiguous(memory_format=fmt)
+
+
+@contextlib.contextmanager
+def wide_tiles_from(groups):
+    """The convolution kernels take the 128x128 tile from `groups` of its workgroups (by default only
+    when a large GPU gets a few per SM, beyond lavapipe test sizes)."""
+    previous = torch_dml._C._set_conv2d_wide_tile_groups(groups)
+    try:
+        yield
+    finally:
+        torch_dml._C._set_conv2d_wide_tile_groups(previous)
+
+
+def test_conv2d_large_gemms_take_the_128_tile_in_every_pass():
+    x, weight, bias, grad, args = conv_case(SHAPES["tile_128"], torch.float32, False, seed=5)
+    with torch_dml.strict(), wide_tiles_from(1):
+        run_conv(x, weight, bias, grad, args, "dml")
+    wide = [name for name in torch_dml._C._compiled_kernels(0) if name.startswith("conv2d") and "/t128" in name]
+    for op in ("conv2d/", "conv2d_grad_input/", "conv2d_grad_weight/"):
+        assert any(name.startswith(op) for name in wide), (op, wide)
 
 
 def test_conv2d_reads_non_contiguous_operands_in_place():

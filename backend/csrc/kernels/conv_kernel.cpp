@@ -3,6 +3,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <vector>
 
@@ -17,7 +18,14 @@
 namespace torch_dml::kernels {
 namespace {
 
-constexpr uint64_t kTile = 64;
+// Output tiles (conv2d.wgsl): 64x64 with 4x4 outputs per thread and K steps of 16, or 128x128 with 8x8
+// per thread (vec4 registers) and K steps of 8, which does twice the FMAs per workgroup-memory read
+// (the shape gemm128.wgsl measured fastest on an H100). The wide tile has a quarter of the workgroups,
+// so it is taken only where at least kWideTileGroups of them remain: about two per SM of the largest
+// GPUs (132 on an H100), which WebGPU does not count for us.
+constexpr uint64_t kTile = 64, kWideTile = 128;
+constexpr uint64_t kWideTileGroups = 256;
+std::atomic<uint64_t> wide_tile_groups{kWideTileGroups};
 constexpr uint32_t kKStep = 16;
 // Split-K of grad_weight (kernels/split_k.h): slices deep enough that each partial tile's store is a
 // small part of its slice's work.
@@ -127,9 +135,15 @@ GemmShape gemm_shape(const Conv2dProblem& c, const Walk& walk) {
   return {};
 }
 
+uint64_t tile_of(const GemmShape& s, uint64_t groups) {
+  const uint64_t wide = ((s.m + kWideTile - 1) / kWideTile) * ((s.n + kWideTile - 1) / kWideTile) * groups;
+  return s.m >= kWideTile && s.n >= kWideTile && wide >= wide_tile_groups.load() ? kWideTile : kTile;
+}
+
 uint64_t slices_for(runtime::DeviceContext& context, const Conv2dProblem& c, const GemmShape& s) {
   if (c.pass != ConvPass::GradWeight) return 1;
-  return split_k_slices(context, {.tiles = ((s.m + kTile - 1) / kTile) * ((s.n + kTile - 1) / kTile) * c.g.groups,
+  const uint64_t tile = tile_of(s, c.g.groups);
+  return split_k_slices(context, {.tiles = ((s.m + tile - 1) / tile) * ((s.n + tile - 1) / tile) * c.g.groups,
                                   .k = s.k,
                                   .batches = c.g.groups,
                                   .bytes_per_slice = c.g.out_channels * s.n * sizeof(float),
@@ -167,6 +181,7 @@ struct Plan : LaunchPlan<wgsl::Conv2dParams> {
   GemmShape shape;
   uint64_t slices = 1;
   uint64_t depth = 0;
+  uint64_t tile = kTile;
   bool a_k_fast = false, b_k_fast = false;
 };
 
@@ -190,15 +205,16 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
   if (!launch.ok()) return plan;
   const GemmShape s = gemm_shape(c, walk);
   plan.shape = s;
-  launch.require_u32(s.m + kTile, "GEMM rows");
-  launch.require_u32(s.n * kTile, "GEMM columns");
+  const uint64_t tile = plan.tile = tile_of(s, g.groups);
+  launch.require_u32(s.m + tile, "GEMM rows");
+  launch.require_u32(s.n * tile, "GEMM columns");
   launch.require_u32(s.k + kKStep, "GEMM depth");
   const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
   // Rows beyond one dispatch's tiles run as successive dispatches (run_gemm); split-K (grad_weight,
   // whose rows are channels) needs its slices in one.
   plan.slices = slices;
-  launch.require((s.n + kTile - 1) / kTile <= max_groups && g.groups * plan.slices <= max_groups &&
-                     (plan.slices == 1 || (s.m + kTile - 1) / kTile <= max_groups),
+  launch.require((s.n + tile - 1) / tile <= max_groups && g.groups * plan.slices <= max_groups &&
+                     (plan.slices == 1 || (s.m + tile - 1) / tile <= max_groups),
                  "more output tiles than one dispatch holds");
   plan.depth = s.k;
   if (plan.slices > 1) plan.depth = round_slices(s.k, plan.slices, kKStep).depth;
@@ -276,6 +292,8 @@ std::string gemm_source(const Conv2dProblem& c, const Plan& plan, c10::ScalarTyp
                                {"channels_last", c.channels_last ? "true" : "false"},
                                {"with_bias", c.bias ? "true" : "false"},
                                {"a_k_fast", plan.a_k_fast ? "true" : "false"},
+                               {"tile", std::to_string(plan.tile)},
+                               {"step", std::to_string(plan.tile == kWideTile ? kKStep / 2 : kKStep)},
                                {"b_k_fast", plan.b_k_fast ? "true" : "false"},
                                {"load_windowed", load(type, "windowed")},
                                {"load_plain", load(type, "plain")},
@@ -286,12 +304,13 @@ void run_gemm(Plan& plan, const Conv2dProblem& c, uint32_t max_groups) {
   const c10::ScalarType type = c.pass == ConvPass::GradInput ? c.grad_output.ref.dtype : c.input.ref.dtype;
   const std::string name = std::string(name_of(c.pass, kPassOps)) + "/" + dtype_info(type)->name +
       (c.channels_last ? "/cl" : "") + (c.bias ? "/bias" : "") + (plan.a_k_fast ? "/ak" : "") +
-      (plan.b_k_fast ? "/bk" : "");
-  const uint64_t row_tiles = (plan.shape.m + kTile - 1) / kTile;
+      (plan.b_k_fast ? "/bk" : "") + (plan.tile == kWideTile ? "/t128" : "");
+  const uint64_t tile = plan.tile;
+  const uint64_t row_tiles = (plan.shape.m + tile - 1) / tile;
   for (uint64_t first = 0; first < std::max<uint64_t>(row_tiles, 1); first += max_groups) {
-    plan.params.row_base = static_cast<uint32_t>(first * kTile);
+    plan.params.row_base = static_cast<uint32_t>(first * tile);
     plan.run3d(name, [&, type] { return gemm_source(c, plan, type); },
-               static_cast<uint32_t>((plan.shape.n + kTile - 1) / kTile),
+               static_cast<uint32_t>((plan.shape.n + tile - 1) / tile),
                static_cast<uint32_t>(std::min<uint64_t>(row_tiles - first, max_groups)),
                static_cast<uint32_t>(c.g.groups * plan.slices));
   }
@@ -561,6 +580,10 @@ bool uses_depthwise(const Conv2dProblem& c) {
 }
 
 } // namespace
+
+uint64_t set_conv2d_wide_tile_groups(uint64_t groups) {
+  return wide_tile_groups.exchange(groups);
+}
 
 bool conv2d_is_depthwise(const Conv2dGeometry& g) {
   return g.groups > 1 && g.groups == g.in_channels && g.out_channels % g.groups == 0;

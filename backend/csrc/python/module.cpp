@@ -9,6 +9,7 @@
 
 #include "aten/fallback.h"
 #include "aten/generated_kernel_ops.h"
+#include "kernels/conv_kernel.h"
 #include "kernels/generated_kernel.h"
 #include "kernels/pipeline_cache.h"
 #include "runtime/allocator.h"
@@ -196,6 +197,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_launch_wgsl", &aten::launch_wgsl);
   m.def("_generated_launches", [] { return kernels::generated_launch_count(); });
   m.def("_bind_groups_created", [](int i) { return stream_of(i).bind_group_count(); });
+  m.def("_set_conv2d_wide_tile_groups", [](uint64_t groups) { return kernels::set_conv2d_wide_tile_groups(groups); });
   m.def("_compiled_kernels", [](int i) { return kernels::compiled_kernel_names(runtime::device_context(i)); });
   m.def("_compiled_kernel_source", [](int i, const std::string& name) {
     return kernels::compiled_kernel_source(runtime::device_context(i), name);

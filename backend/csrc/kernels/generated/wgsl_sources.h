@@ -981,14 +981,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 compact_holes, 1};
 
-inline constexpr std::string_view conv2d_holes[] = {"acc", "pass", "channels_last", "with_bias", "a_k_fast", "b_k_fast", "load_windowed", "load_plain", "load_bias"};
+inline constexpr std::string_view conv2d_holes[] = {"acc", "pass", "channels_last", "with_bias", "a_k_fast", "b_k_fast", "tile", "step", "load_windowed", "load_plain", "load_bias"};
 inline constexpr Family conv2d{"conv2d",
 R"wgsl(// conv2d as an implicit GEMM: the forward pass and both weight-carrying gradients, each a GEMM per
 // group whose operands are read straight from the 4-D tensors through their strides (NCHW,
 // channels_last or any view), with padding, stride and dilation turned into bounds checks, so no
-// im2col buffer exists. Workgroup z is group * slices + slice; a 64x64 output tile per workgroup of
-// 16x16 threads, each thread 4x4 outputs, K in steps of 16 through workgroup memory (gemm.wgsl's
-// tiling). Accumulates and writes float32; float16/bfloat16 operands are widened on load.
+// im2col buffer exists. Workgroup z is group * slices + slice; a TILE x TILE output tile per workgroup
+// of 16x16 threads: 64x64 with 4x4 outputs per thread and K in steps of 16 (gemm.wgsl's tiling), or,
+// WIDE, 128x128 with 8x8 per thread in sixteen vec4 registers and K in steps of 8 (gemm128.wgsl's);
+// either way 1024 elements of each operand per step through workgroup memory. Accumulates and writes
+// float32; float16/bfloat16 operands are widened on load.
 //
 //   PASS_FORWARD      rows: output pixels (n, oh, ow)  cols: out channels of the group  K: (c, kh, kw)
 //   PASS_GRAD_INPUT   rows: input pixels (n, ih, iw)   cols: in channels of the group   K: (o, kh, kw)
@@ -1093,6 +1095,9 @@ const WITH_BIAS: bool = {{with_bias}};
 // whichever is adjacent in memory for the operand's layout, so a warp's loads coalesce.
 const A_K_FAST: bool = {{a_k_fast}};
 const B_K_FAST: bool = {{b_k_fast}};
+const TILE: u32 = {{tile}}u;
+const STEP: u32 = {{step}}u;
+const WIDE: bool = TILE == 128u;
 
 // A decoded row, column or K index: an element offset and a spatial position (signed: a window may
 // start in the padding), `ok` false beyond the matrix.
@@ -1145,14 +1150,14 @@ fn row_part(row: u32, group: u32) -> Part {
   if (PASS == PASS_FORWARD) {
     let at = pixel(row);
     return Part(at.x * p.window.x + group * p.group_in * p.window.y, 0u,
-                i32(at.y * p.stride_h) - i32(p.pad_h), i32(at.z * p.stride_w) - i32(p.pad_w), row < p.m);
+                i32(at.y * p.stride_h) - i3)wgsl"
+R"wgsl(2(p.pad_h), i32(at.z * p.stride_w) - i32(p.pad_w), row < p.m);
   }
   if (PASS == PASS_GRAD_INPUT) {
     let at = pixel(row);
     return Part(at.x * p.window.x + group * p.group_out * p.window.y, 0u, i32(at.y + p.pad_h),
                 i32(at.z + p.pad_w), row < p.m);
-)wgsl"
-R"wgsl(  }
+  }
   return Part((group * p.group_out + row) * p.plain.y, 0u, 0, 0, row < p.m);
 }
 
@@ -1217,8 +1222,9 @@ fn out_index(row: u32, col: u32, group: u32) -> u32 {
 
 // Tile position (row or column, k) that thread `tid` fills in its i-th load.
 fn slot(tid: u32, i: u32, k_fast: bool) -> vec2<u32> {
-  if (k_fast) { return vec2<u32>(tid / 16u + i * 16u, tid % 16u); }
-  return vec2<u32>(tid % 64u, tid / 64u + i * 4u);
+  let e = tid + i * 256u;
+  if (k_fast) { return vec2<u32>(e / STEP, e % STEP); }
+  return vec2<u32>(e % TILE, e / TILE);
 }
 
 // One thread's share of a K step: four elements of A and four of B, in the order `stage` stores them.
@@ -1241,10 +1247,23 @@ fn fetch(table: u32, tid: u32, rows: array<Part, 4>, cols: array<Part, 4>) -> St
 fn stage(tid: u32, s: Staged) {
   for (var i = 0u; i < 4u; i++) {
     let sa = slot(tid, i, A_K_FAST);
-    put_a(sa.y * 64u + sa.x, s.a[i]);
+    put_a(sa.y * TILE + sa.x, s.a[i]);
     let sb = slot(tid, i, B_K_FAST);
-    put_b(sb.y * 64u + sb.x, s.b[i]);
+    put_b(sb.y * TILE + sb.x, s.b[i]);
   }
+}
+
+// Output (row, col) of `group`, the bias added, unless beyond the matrix.
+fn store(base: u32, row: u32, col: u32, group: u32, value: f32) {
+  if (row >= p.m || col >= p.n) { return; }
+  var v = value;
+  if (WITH_BIAS) { v += load_bias(p.bias_offset + group * p.group_out + col); }
+  out[base + out_index(row, col, group)] = v;
+}
+
+// Columns col..col+3 of one output row, from one of WIDE's accumulator registers.
+fn store4(base: u32, row: u32, col: u32, group: u32, c: vec4<f32>) {
+  for (var j = 0u; j < 4u; j++) { store(base, row, col + j, group, c[j]); }
 }
 
 @compute @workgroup_size(16, 16)
@@ -1253,8 +1272,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
   let slice = wg.z % p.slices;
   let k_begin = slice * p.depth;
   let k_end = min(p.k, k_begin + p.depth);
-  let row0 = p.row_base + wg.y * 64u;
-  let col0 = wg.x * 64u;
+  let row0 = p.row_base + wg.y * TILE;
+  let col0 = wg.x * TILE;
   let tid = local.y * 16u + local.x;
   var rows: array<Part, 4>;
   var cols: array<Part, 4>;
@@ -1263,38 +1282,73 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) loca
     cols[i] = col_part(col0 + slot(tid, i, B_K_FAST).x, group);
   }
   var acc: array<f32, 16>;
-  if (tid < 16u) { k_table[0][tid] = k_part(k_begin + tid, k_end); }
+  // WIDE: thread (x, y) owns rows y*4.. and 64+y*4.. of the tile, columns x*4.. and 64+x*4..: c<i><h> is
+  // row i (0-7) by column half h.
+  var c00 = vec4<f32>(0.0); var c01 = vec4<f32>(0.0);
+  var c10 = vec4<f32>(0.0); var c11 = vec4<f32>(0.0);
+  var c20 = vec4<f32>(0.0); var c21 = vec4<f32>(0.0);
+  var c30 = vec4<f32>(0.0); var c31 = vec4<f32>(0.0);
+  var c40 = vec4<f32>(0.0); var c41 = vec4<f32>(0.0);
+  var c50 = vec4<f32>(0.0); var c51 = vec4<f32>(0.0);
+  var c60 = vec4<f32>(0.0); var c61 = vec4<f32>(0.0);
+  var c70 = vec4<f32>(0.0); var c71 = vec4<f32>(0.0);
+  if (tid < STEP) { k_table[0][tid] = k_part(k_begin + tid, k_end); }
   workgroupBarrier();
   var next = fetch(0u, tid, rows, cols);
   var table = 0u;
-  for (var k0 = k_begin; k0 < k_end; k0 += 16u) {
+  for (var k0 = k_begin; k0 < k_end; k0 += STEP) {
     stage(tid, next);
     // The other table's last readers, the fetch two steps back, finished at that step's second barrier.
-    let more = k0 + 16u < k_end;
-    if (more && tid < 16u) { k_table[1u - table][tid] = k_part(k0 + 16u + tid, k_end); }
+    let more = k0 + STEP < k_end;
+    if (more && tid < STEP) { k_table[1u - table][tid] = k_part(k0 + STEP + tid, k_end); }
     workgroupBarrier();
     if (more) {
       next = fetch(1u - table, tid, rows, cols);
     }
-    accumulate_4x4(&acc, local.x, local.y);
+    if (WIDE) {
+      for (var kk = 0u; kk < 8u; kk++) {
+        let a0 = tile_a[kk * 32u + local.y];
+        let a1 = tile_a[kk * 32u + 16u + local.y];
+        let b0 = tile_b[kk * 32u + local.x];
+        let b1 = tile_b[kk * 32u + 16u + local.x];
+        c00 = fma(vec4<f32>(a0.x), b0, c00); c01 = fma(vec4<f32>(a0.x), b1, c01);
+        c10 = fma(vec4<f32>(a0.y), b0, c10); c11 = fma(vec4<f32>(a0.y), b1, c11);
+        c20 = fma(vec4<f32>(a0.z), b0, c20); c21 = fma(vec4<f32>(a0.z), b1, c21);
+        c30 = fma(vec4<f32>(a0.w), b0, c30); c31 = fma(vec4<f32>(a0.w), b1, c31);
+        c40 = fma(vec4<f32>(a1.x), b0, c40); c41 = fma(vec4<f32>(a1.x), b1, c41);
+        c50 = fma(vec4<f32>(a1.y), b0, c50); c51 = fma(vec4<f32>(a1.y), b1, c51);
+        c60 = fma(vec4<f32>(a1.z), b0, c60); c61 = fma(vec4<f32>(a1.z), b1, c61);
+        c70 = fma(vec4<f32>(a1.w), b0, c70); c71 = fma(vec4<f32>(a1.w), b1, c71);
+      }
+    } else {
+      accumulate_4x4(&acc, local.x, local.y);
+    }
     workgroupBarrier();
     table = 1u - table;
   }
   let base = p.out_offset + slice * p.out_slice;
+  if (WIDE) {
+    let top = row0 + local.y * 4u;
+    let left = col0 + local.x * 4u;
+    store4(base, top + 0u, left, group, c00); store4(base, top + 0u, left + 64u, group, c01);
+    store4(base, top + 1u, left, group, c10); store4(base, top + 1u, left + 64u, group, c11);
+    store4(base, top + 2u, left, group, c20); store4(bas)wgsl"
+R"wgsl(e, top + 2u, left + 64u, group, c21);
+    store4(base, top + 3u, left, group, c30); store4(base, top + 3u, left + 64u, group, c31);
+    store4(base, top + 64u, left, group, c40); store4(base, top + 64u, left + 64u, group, c41);
+    store4(base, top + 65u, left, group, c50); store4(base, top + 65u, left + 64u, group, c51);
+    store4(base, top + 66u, left, group, c60); store4(base, top + 66u, left + 64u, group, c61);
+    store4(base, top + 67u, left, group, c70); store4(base, top + 67u, left + 64u, group, c71);
+    return;
+  }
   for (var i = 0u; i < 4u; i++) {
-    let row = row0 + local.y * 4u + i;
-    if (row >= p.m) { break; }
     for (var j = 0u; j < 4u; j++) {
-      let col = col0 + local.x * 4u + j;
-      if (col >= p.n) { break; }
-      var v = acc[i * 4u + j];
-      if (WITH_BIAS) { v += load_bias(p.bias_offset + group * p.group_out + col); }
-      out[base + out_index(row, col, group)] = v;
+      store(base, row0 + local.y * 4u + i, col0 + local.x * 4u + j, group, acc[i * 4u + j]);
     }
   }
 }
 )wgsl",
-conv2d_holes, 9};
+conv2d_holes, 11};
 
 inline constexpr std::string_view conv2d_depthwise_holes[] = {"channels_last", "with_bias", "backward", "load_input", "load_weight", "load_bias", "workgroup_size"};
 inline constexpr Family conv2d_depthwise{"conv2d_depthwise",
