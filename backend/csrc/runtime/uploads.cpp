@@ -25,7 +25,6 @@
 #include "runtime/device_wait.h"
 #include "runtime/stream.h"
 #include "runtime/uploads.h"
-#include "webgpu/mapped_range.h"
 
 namespace torch_dml::runtime {
 namespace {
@@ -62,7 +61,7 @@ uint8_t* acquire(DeviceContext& context, UploadBuffers& buffers, Upload& stage, 
     stage.buffer = webgpu::Buffer(wgpu().DeviceCreateBuffer(context.device(), &descriptor));
     context.check("creating an upload buffer");
     stage.size = size;
-    stage.mapped = static_cast<uint8_t*>(webgpu::mapped_range(stage.buffer.get(), 0, size));
+    stage.mapped = static_cast<uint8_t*>(wgpu().BufferGetMappedRange(stage.buffer.get(), 0, size));
     if (!stage.mapped) give_up(context, stage, "no mapped range");
     return stage.mapped;
   }
@@ -72,7 +71,7 @@ uint8_t* acquire(DeviceContext& context, UploadBuffers& buffers, Upload& stage, 
   wgpu().BufferMapAsync(stage.buffer.get(), WGPUMapMode_Write, 0, asked, request.callback());
   wait_for(context, &stage.last_use, [&request] { return request.done; });
   if (request.done && request.status == WGPUMapAsyncStatus_Success) {
-    stage.mapped = static_cast<uint8_t*>(webgpu::mapped_range(stage.buffer.get(), 0, stage.size));
+    stage.mapped = static_cast<uint8_t*>(wgpu().BufferGetMappedRange(stage.buffer.get(), 0, stage.size));
     if (stage.mapped) return stage.mapped;
     wgpu().BufferUnmap(stage.buffer.get());
   }

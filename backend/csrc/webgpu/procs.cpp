@@ -1,7 +1,5 @@
 #include "webgpu/procs.h"
 
-#include "webgpu/mapped_range.h"
-
 #include <mutex>
 #include <stdexcept>
 
@@ -15,7 +13,6 @@ namespace torch_dml::webgpu {
 namespace {
 
 Procs g_procs;
-decltype(&wgpuBufferGetMappedRange) g_get_mapped_range = nullptr; // webgpu/mapped_range.h
 std::string g_path;
 bool g_loaded = false;
 std::mutex g_mutex;
@@ -58,14 +55,8 @@ void load(const std::string& library_path) {
     throw std::runtime_error(library_path + " has no symbol wgpu" #name                        \
                              " (torch_dml needs wgpu-native 29, from wgpu==0.32.0)");
   TORCH_DML_WGPU_PROCS(TORCH_DML_RESOLVE_PROC)
-  auto* get_mapped_range = reinterpret_cast<decltype(&wgpuBufferGetMappedRange)>(
-      find_symbol(handle, "wgpuBufferGetMappedRange"));
-  if (!get_mapped_range)
-    throw std::runtime_error(library_path + " has no symbol wgpuBufferGetMappedRange"
-                             " (torch_dml needs wgpu-native 29, from wgpu==0.32.0)");
 #undef TORCH_DML_RESOLVE_PROC
   g_procs = procs;
-  g_get_mapped_range = get_mapped_range;
   g_path = library_path;
   g_loaded = true;
   // The library stays loaded for the life of the process: WebGPU objects outlive any one caller.
@@ -77,11 +68,6 @@ bool loaded() {
 
 const std::string& library_path() {
   return g_path;
-}
-
-void* mapped_range(WGPUBuffer buffer, size_t offset, size_t size) {
-  wgpu(); // throws if not loaded
-  return g_get_mapped_range(buffer, offset, size);
 }
 
 const Procs& wgpu() {

@@ -44,6 +44,7 @@ namespace torch_dml::webgpu {
   X(BufferDestroy)                         \
   X(BufferMapAsync)                        \
   X(BufferGetConstMappedRange)             \
+  X(BufferGetMappedRange)                  \
   X(BufferUnmap)                           \
   X(ShaderModuleRelease)                   \
   X(BindGroupLayoutRelease)                \

@@ -1518,7 +1518,7 @@ R"wgsl(// grad_weight of a depthwise conv2d (groups == input channels; output ch
 // sums of all TILE taps fold together through one fixed tree (lane i takes lane i + stride, as
 // lib/workgroup_reduce.wgsl's does): the same bits every run, on every adapter, whatever its subgroup
 // size. A fold per tap, as that library's, cost a barrier per halving per tap: with 25 taps, most of
-// a short slice's time on lavapipe. No slice is deeper than 32768 pixels (conv_kernel.cpp
+// a short slice's time on lavapipe. No slice is deeper than 32768 pixels (conv_parts.h
 // says why); with several slices each writes its partial sums [slice][o][kh][kw] and
 // gemm_split_sum.wgsl adds them in slice order. Operands are read through their strides (NCHW,
 // channels_last or any view); writes float32.
