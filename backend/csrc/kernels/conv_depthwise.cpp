@@ -18,7 +18,7 @@
 #include "kernels/wgsl_family.h"
 #include "runtime/allocator.h"
 
-namespace torch_dml::kernels {
+namespace torch_dml::kernels::conv {
 namespace {
 
 // The geometry both depthwise kernels' Params hold under the same names.
@@ -260,4 +260,4 @@ bool run_depthwise_conv2d(runtime::DeviceContext& context, const Conv2dProblem& 
   return false;
 }
 
-} // namespace torch_dml::kernels
+} // namespace torch_dml::kernels::conv

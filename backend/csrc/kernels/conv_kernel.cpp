@@ -17,6 +17,7 @@
 #include "runtime/allocator.h"
 
 namespace torch_dml::kernels {
+using namespace conv;
 namespace {
 
 // Output tiles (conv2d.wgsl): 64x64 with 4x4 outputs per thread and K steps of 16, or 128x128 with 8x8
@@ -296,6 +297,8 @@ std::vector<Walk> walks(const Conv2dProblem& c) {
 
 } // namespace
 
+namespace conv {
+
 // Elements from an operand's first to the last one its strides reach over `sizes` (0 when empty).
 uint64_t span_of(const ConvOperand& op, const uint64_t (&sizes)[4]) {
   uint64_t last = 0;
@@ -355,6 +358,8 @@ void sum_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const D
            },
            groups_for(rows * cols));
 }
+
+} // namespace conv
 
 uint64_t set_conv2d_wide_tile_groups(uint64_t groups) {
   return wide_tile_groups.exchange(groups);

@@ -11,7 +11,9 @@
 #include "kernels/conv_kernel.h"
 #include "kernels/launch.h"
 
-namespace torch_dml::kernels {
+// In a namespace of their own, since generic names such as load() and span_of() would otherwise sit
+// in kernels:: beside every other kernel file's.
+namespace torch_dml::kernels::conv {
 
 // The most of K one workgroup walks: on lavapipe a workgroup walking 59424 or 60000 of K summed wrong
 // (one walking 56416 or 50000 was right; the cause is not known), so deeper reductions are split
@@ -41,4 +43,4 @@ std::optional<std::string> depthwise_unsupported_reason(runtime::DeviceContext& 
 // run nothing, when none serves it.
 bool run_depthwise_conv2d(runtime::DeviceContext& context, const Conv2dProblem& c);
 
-} // namespace torch_dml::kernels
+} // namespace torch_dml::kernels::conv

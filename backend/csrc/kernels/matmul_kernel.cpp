@@ -91,6 +91,8 @@ std::string quad_load(c10::ScalarType type, const std::string& array) {
       ".y << 16u), bitcast<f32>(" + at + ".y & 0xffff0000u))";
 }
 
+// gemm128.wgsl's variant: which dimension of each operand its loads follow (A_ROWS_FAST, B_K_FAST), and
+// whether they load quads (A_VEC, B_VEC).
 struct LargeVariant {
   bool a_rows_fast = false, b_k_fast = false, a_vec = false, b_vec = false;
 };
@@ -198,10 +200,11 @@ bool loads_quads(const Launch& launch, uint32_t binding, uint32_t first, const M
 
 // The tile kernel a problem runs (gemm.wgsl or gemm128.wgsl), without or with its addend.
 struct TileKernel {
-  bool large = false, a_rows_fast = false, b_k_fast = false;
+  bool large = false;
+  LargeVariant layout; // the large kernel's; run() sets the quad loads per dispatch
   uint64_t groups_x = 0, groups_y = 0;
 
-  static std::string name(c10::ScalarType type, bool addend, bool large, const LargeVariant& v) {
+  std::string name(c10::ScalarType type, bool addend, const LargeVariant& v) const {
     return std::string(large ? "gemm128/" : "gemm/") + dtype_info(type)->name + (addend ? "/addend" : "") +
         (large && v.a_rows_fast ? "/a_t" : "") + (large && v.b_k_fast ? "/b_t" : "") + (large && v.a_vec ? "/a_v" : "") +
         (large && v.b_vec ? "/b_v" : "");
@@ -225,19 +228,19 @@ struct TileKernel {
     bind_operand(launch, params.b, b, batches, g.k, g.n);
     // Without an addend, `out` is bound in its place (unread), keeping the layout.
     bind_operand(launch, params.addend, addend ? *addend : out, slots, g.m, g.n);
-    LargeVariant v{a_rows_fast, b_k_fast, false, false};
+    LargeVariant v = layout;
     if (large) {
-      v.a_vec = loads_quads(launch, 1, params.a[0], a, a_rows_fast, a_rows_fast ? g.m : g.k, batches);
-      v.b_vec = loads_quads(launch, 2, params.b[0], b, b_k_fast, b_k_fast ? g.k : g.n, batches);
+      v.a_vec = loads_quads(launch, 1, params.a[0], a, v.a_rows_fast, v.a_rows_fast ? g.m : g.k, batches);
+      v.b_vec = loads_quads(launch, 2, params.b[0], b, v.b_k_fast, v.b_k_fast ? g.k : g.n, batches);
     }
-    const bool large_tile = large, with = addend.has_value();
+    const bool with = addend.has_value();
     const Value value = accumulator_value(type);
     encode_scalar(alpha, value, type, &params.scalars[0][0]);
     encode_scalar(beta, value, type, &params.scalars[0][2]);
     params.split[0] = static_cast<uint32_t>(plan.slices);
     params.split[1] = static_cast<uint32_t>(plan.depth);
-    launch.run3d(name(type, with, large_tile, v),
-                 [=] { return large_tile ? large_source(type, with, v) : small_source(type, with); }, params,
+    launch.run3d(name(type, with, v),
+                 [=, large = large] { return large ? large_source(type, with, v) : small_source(type, with); }, params,
                  static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y), static_cast<uint32_t>(slots));
   }
 };
@@ -291,8 +294,8 @@ void gemm(runtime::DeviceContext& context, const GemmProblem& g) {
   kernel.large = g.m >= kLargeTile && g.n >= kLargeTile && g.k >= kLargeSlice &&
       gemm_accumulator(g.a.ref.dtype) == c10::kFloat;
   // The large kernel's global loads follow each operand's unit-stride dimension.
-  kernel.a_rows_fast = g.a.row_stride == 1 && g.a.col_stride != 1;
-  kernel.b_k_fast = g.b.row_stride == 1 && g.b.col_stride != 1;
+  kernel.layout.a_rows_fast = g.a.row_stride == 1 && g.a.col_stride != 1;
+  kernel.layout.b_k_fast = g.b.row_stride == 1 && g.b.col_stride != 1;
   const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
   const uint64_t tile = kernel.large ? kLargeTile : kTile;
   kernel.groups_x = (g.n + tile - 1) / tile;

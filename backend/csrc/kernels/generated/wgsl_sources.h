@@ -3092,12 +3092,10 @@ fn stage(tid: u32, s: Staged) {
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
-  let m = p.dims.x;
-  let n = p.dims.y;
   let tile = tile_at(group, local, 128u);
-  // Thread (x, y) owns rows y*4..y*4+3 and 64+y*4.. of the tile, columns x*4.)wgsl"
-R"wgsl(. and 64+x*4..: c<i><h> is
-  // row i (0-7) by column half h.
+  // Thread (x, y) owns rows y*4..y*4+3 and 64+y*4.. of the tile, columns x*4.. and 64+x*4..: c<i><h> is
+  // row i (0)wgsl"
+R"wgsl(-7) by column half h.
   var c00 = vec4<f32>(0.0f); var c01 = vec4<f32>(0.0f);
   var c10 = vec4<f32>(0.0f); var c11 = vec4<f32>(0.0f);
   var c20 = vec4<f32>(0.0f); var c21 = vec4<f32>(0.0f);

@@ -175,8 +175,6 @@ fn stage(tid: u32, s: Staged) {
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
-  let m = p.dims.x;
-  let n = p.dims.y;
   let tile = tile_at(group, local, 128u);
   // Thread (x, y) owns rows y*4..y*4+3 and 64+y*4.. of the tile, columns x*4.. and 64+x*4..: c<i><h> is
   // row i (0-7) by column half h.
