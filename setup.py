@@ -77,9 +77,10 @@ class IncrementalBuildExt(BuildExtension.with_options(use_ninja=True)):
             wgpu_bundle.write(wgpu, Path(folder))
 
     def build_extension(self, ext) -> None:
+        from backend.build_pch import precompiled_header
         from backend.build_progress import condensed_ninja
 
-        with condensed_ninja(ROOT, len(ext.sources)):
+        with condensed_ninja(ROOT, len(ext.sources)), precompiled_header(self.build_temp):
             super().build_extension(ext)
         from backend.cxx_runtime import check_extension
 

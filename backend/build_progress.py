@@ -77,7 +77,7 @@ def condensed_ninja(root: str, sources: int) -> Iterator[None]:
     def run(build_directory: str, verbose: bool, error_prefix: str) -> None:
         jobs = os.environ.get("MAX_JOBS", "")
         print(f"torch-dml: building {sources} C++ sources with ninja{f' -j{jobs}' if jobs else ''} (a fresh "
-              "build takes ~5-10 min on 2 cores, a few seconds when little changed; "
+              "build takes ~5 min on 2 cores with GCC, a few seconds when little changed; "
               "TORCH_DML_BUILD_VERBOSE=1 shows the full commands)", flush=True)
         command = ["ninja", "-v", *(["-j", jobs] if jobs else [])]
         code = run_ninja(command, build_directory, root, sys.stdout)

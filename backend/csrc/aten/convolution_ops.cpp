@@ -80,7 +80,7 @@ at::Tensor patches(const at::Tensor& padded, const Conv2dShape& g, at::IntArrayR
       padded.storage_offset());
 }
 
-at::Tensor pad(const at::Tensor& input, at::IntArrayRef padding) {
+at::Tensor zero_padded(const at::Tensor& input, at::IntArrayRef padding) {
   return (padding[0] || padding[1]) ? at::constant_pad_nd(input, {padding[1], padding[1], padding[0], padding[0]}, 0)
                                     : input;
 }
@@ -105,7 +105,7 @@ at::Tensor conv2d_im2col(const at::Tensor& input, const at::Tensor& weight, cons
     return narrowed(conv2d_im2col(widened(input), widened(weight), wide_bias, stride, padding, dilation, groups), type);
   }
   const Conv2dShape g = conv2d_shape(input, weight, stride, padding, dilation, groups);
-  const at::Tensor cols = patches(pad(input, padding), g, stride, dilation)  // reshape copies: im2col
+  const at::Tensor cols = patches(zero_padded(input, padding), g, stride, dilation)  // reshape copies: im2col
                               .reshape({g.n, g.groups, g.cg * g.kh * g.kw, g.oh * g.ow});
   at::Tensor out = at::matmul(weight.reshape({g.groups, g.o / g.groups, g.cg * g.kh * g.kw}), cols)
                        .reshape({g.n, g.o, g.oh, g.ow});
@@ -131,7 +131,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv2d_im2col_backward(
   at::Tensor grad_input, grad_weight, grad_bias;
   if (mask[2]) grad_bias = grad_output.sum({0, 2, 3});
   if (mask[1]) {
-    const at::Tensor cols = patches(pad(input, padding), g, stride, dilation).reshape({g.n, g.groups, ck, l});
+    const at::Tensor cols = patches(zero_padded(input, padding), g, stride, dilation).reshape({g.n, g.groups, ck, l});
     grad_weight = at::matmul(go, cols.transpose(-1, -2)).sum(0).reshape(weight.sizes());
   }
   if (mask[0]) {

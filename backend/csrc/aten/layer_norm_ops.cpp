@@ -44,7 +44,7 @@ bool kernel_takes(const at::Tensor& input, at::IntArrayRef normalized_shape, con
       input.sizes().slice(axis).equals(normalized_shape) && c10::multiply_integers(normalized_shape) > 0;
 }
 
-Triple layer_norm(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
+Triple layer_norm_forward(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
                   const std::optional<at::Tensor>& bias, double eps) {
   runtime::DeviceContext& context = context_of(input);
   c10::DeviceGuard guard(input.device());

@@ -66,7 +66,7 @@ at::Tensor& bernoulli(at::Tensor& self, double p, std::optional<at::Generator> g
   return fill_random(self, RandomKind::Bernoulli, static_cast<float>(p), 0.0f, gen);
 }
 
-std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
+std::tuple<at::Tensor, at::Tensor> dropout_forward(const at::Tensor& input, double p, std::optional<bool> train) {
   c10::DeviceGuard guard(input.device());
   if (train.has_value() && !*train) {
     at::Tensor mask = at::empty(input.sizes(), input.options().dtype(c10::kBool));
