@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torch_dml
+from helpers import wide_tiles_from
 
 
 @pytest.mark.parametrize("transposed", [False, True], ids=["conv", "conv_transpose"])
@@ -184,17 +185,6 @@ def test_conv2d_kernels_match_a_float64_reference(name, dtype, channels_last):
     assert got[0].is_contiguous()
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     assert got[1].is_contiguous(memory_format=fmt)
-
-
-@contextlib.contextmanager
-def wide_tiles_from(groups):
-    """The convolution kernels take the 128x128 tile from `groups` of its workgroups (by default only
-    when a large GPU gets a few per SM, beyond lavapipe test sizes)."""
-    previous = torch_dml._C._set_conv2d_wide_tile_groups(groups)
-    try:
-        yield
-    finally:
-        torch_dml._C._set_conv2d_wide_tile_groups(previous)
 
 
 def test_conv2d_large_gemms_take_the_128_tile_in_every_pass():

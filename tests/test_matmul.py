@@ -1,10 +1,20 @@
 """The matmul family on the native GEMM kernel (strict mode: a fallback fails the test)."""
 
+import os
+
 import pytest
 import torch
 import torch_dml
+from helpers import wide_tiles_from
 
 pytestmark = pytest.mark.usefixtures("strict")
+
+
+@pytest.fixture
+def wide_tiles():
+    """The 128x128 kernel for every output of at least 128x128, however few its workgroups."""
+    with wide_tiles_from(1):
+        yield
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16] + ([torch.float64] if torch_dml.has_float64_support(0) else [])
 TOLERANCE = {torch.float32: (1e-4, 1e-5), torch.float16: (1e-2, 1e-2), torch.bfloat16: (3e-2, 3e-2),
@@ -156,9 +166,10 @@ def test_bool_matmul_goes_to_the_counted_fallback():
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("m,k,n", [(128, 8, 128), (256, 64, 384), (200, 77, 131), (129, 300, 255)])
 @pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
+@pytest.mark.usefixtures("wide_tiles")
 def test_large_tile_kernel_every_layout_and_ragged_edges(dtype, m, k, n, layout):
-    # Outputs of at least 128x128 take the 128x128 register-blocked kernel; its global loads follow
-    # each operand's unit-stride dimension, so both layouts of each operand are checked.
+    # The 128x128 register-blocked kernel's global loads follow each operand's unit-stride dimension,
+    # so both layouts of each operand are checked.
     a = rand(k, m, dtype=dtype, seed=21).t() if layout[0] == "t" else rand(m, k, dtype=dtype, seed=21)
     b = rand(n, k, dtype=dtype, seed=22).t() if layout[1] == "t" else rand(k, n, dtype=dtype, seed=22)
     da = a.t().contiguous().to("dml").t() if layout[0] == "t" else a.to("dml")
@@ -192,6 +203,7 @@ def bits(t: torch.Tensor) -> torch.Tensor:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("m,k,n", [(132, 72, 136), (128, 2064, 132)])
 @pytest.mark.parametrize("layout", ["nn", "tn", "nt", "tt"])
+@pytest.mark.usefixtures("wide_tiles")
 def test_large_tile_quad_loads_match_the_scalar_loads_bit_for_bit(dtype, m, k, n, layout):
     a = rand(k, m, dtype=dtype, seed=26).t() if layout[0] == "t" else rand(m, k, dtype=dtype, seed=26)
     b = rand(n, k, dtype=dtype, seed=27).t() if layout[1] == "t" else rand(k, n, dtype=dtype, seed=27)
@@ -204,6 +216,7 @@ def test_large_tile_quad_loads_match_the_scalar_loads_bit_for_bit(dtype, m, k, n
     check(quads, reference(torch.mm, a, b), dtype, k)
 
 
+@pytest.mark.usefixtures("wide_tiles")
 def test_large_tile_kernel_batched_and_named():
     a, b = rand(3, 130, 40, seed=24), rand(3, 40, 140, seed=25)
     check(torch.bmm(a.to("dml"), b.to("dml")), torch.bmm(a, b), torch.float32)
@@ -217,6 +230,49 @@ def test_the_family_has_its_own_kernels():
         assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + overload, "PrivateUse1"), overload
 
 
+def kernels_of(fn):
+    """The kernels fn() dispatched, in order."""
+    torch_dml._C._start_kernel_timing(0)
+    try:
+        fn()
+        torch_dml.synchronize()
+    finally:
+        timings = torch_dml._C._stop_kernel_timing(0)
+    return [kernel for kernel, *_ in timings]
+
+
+# The 128x128 kernel does twice the FMAs per workgroup-memory read, but a quarter of the workgroups: on
+# a large GPU a product of few 128-tiles runs faster on the 64x64 kernel (kernels/wide_tile.h). Tested
+# here with a GPU's floor, whatever the adapter.
+@pytest.mark.parametrize("m,k,n,batch,wide", [
+    (2048, 128, 384, 1, False),   # a transformer's projection: 48 wide tiles
+    (1024, 1024, 1024, 1, False),  # 64
+    (2048, 64, 2048, 1, True),     # 256: every SM of an H100 gets two
+    (256, 64, 256, 64, True),      # batches count: 4 tiles x 64
+    (256, 64, 256, 63, False),
+])
+def test_the_wide_tile_is_taken_only_where_its_workgroups_fill_a_large_gpu(m, k, n, batch, wide):
+    a, b = torch.ones(batch, m, k, device="dml"), torch.ones(batch, k, n, device="dml")
+    product = (lambda: torch.bmm(a, b)) if batch > 1 else (lambda: a[0] @ b[0])
+    with wide_tiles_from(256):
+        kernels = kernels_of(product)  # 1024^3 on the 64x64 tile also runs split-K (kernels/split_k.h)
+    assert kernels[0].startswith("gemm128/f32" if wide else "gemm/f32"), kernels
+    assert all(k.startswith("gemm_split_sum/") for k in kernels[1:]), kernels
+    with wide_tiles_from(1):
+        assert kernels_of(product)[0].startswith("gemm128/f32")
+    assert torch.equal(product().cpu(), torch.full((batch, m, n) if batch > 1 else (m, n), float(k)))
+
+
+def test_each_adapter_has_its_own_wide_tile_floor():
+    """A GPU wants a few wide workgroups per compute unit; a CPU adapter's few threads fill with a few."""
+    cpu = torch_dml._C._adapter(0)["adapter_type"] == "cpu"
+    floor = torch_dml._C._wide_tile_groups(0)
+    assert floor == (2 * (os.cpu_count() or 1) if cpu else 256)
+    with wide_tiles_from(7):
+        assert torch_dml._C._wide_tile_groups(0) == 7
+    assert torch_dml._C._wide_tile_groups(0) == floor
+
+
 def dispatches_of(fn):
     """The result of fn() and the number of dispatches it recorded."""
     before = torch_dml._C._stream_counters(0)[0]
@@ -226,9 +282,10 @@ def dispatches_of(fn):
 
 # Long-K products with few output tiles run split-K: slices of K as separate workgroups writing partial
 # tiles, then a pass adding them up in a fixed order. K=1000 and 2050 are no multiple of any slice depth;
-# 130x129 takes the 128x128 kernel for float32.
+# 130x129 takes the 128x128 kernel for float32 (wide_tiles).
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("m,k,n", [(64, 8192, 64), (3, 1000, 5), (130, 2050, 129), (1, 4099, 1)])
+@pytest.mark.usefixtures("wide_tiles")
 def test_split_k_long_k(dtype, m, k, n):
     a, b = rand(m, k, dtype=dtype, seed=31), rand(k, n, dtype=dtype, seed=32)
     da, db = a.to("dml"), b.to("dml")

@@ -59,13 +59,14 @@ def test_empty_and_odd_sizes():
 
 
 def test_out_of_range_is_an_index_error():
+    # Checked on the device: raised at the next wait (tests/test_device_checks.py).
     x = torch.arange(10, device="dml")
-    with pytest.raises(IndexError):
-        torch.take(x, torch.tensor([10], device="dml"))
-    with pytest.raises(IndexError):
-        torch.gather(x.view(2, 5), 1, torch.tensor([[5]], device="dml"))
-    with pytest.raises(IndexError):
-        x.view(2, 5)[:, torch.tensor([-6], device="dml")]
+    with pytest.raises(IndexError, match="index 10 is out of bounds for size 10"):
+        torch.take(x, torch.tensor([10], device="dml")).cpu()
+    with pytest.raises(IndexError, match="index 5 is out of bounds for size 5"):
+        torch.gather(x.view(2, 5), 1, torch.tensor([[5]], device="dml")).cpu()
+    with pytest.raises(IndexError, match="index -6 is out of bounds for size 5"):
+        x.view(2, 5)[:, torch.tensor([-6], device="dml")].cpu()
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

@@ -51,6 +51,8 @@ void naming_op(const char* op, Transfer&& transfer) {
     transfer();
   } catch (const c10::OutOfMemoryError&) {
     throw;
+  } catch (const c10::IndexError&) {
+    throw; // a failed device check (runtime/device_checks.h), which names its own op
   } catch (const c10::Error& error) {
     std::string message = error.msg();
     constexpr std::string_view prefix = "torch_dml: ";

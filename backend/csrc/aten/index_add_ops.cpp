@@ -4,18 +4,18 @@
 // (kernels/index_add_kernel.h), so float32/float64 with alpha 1 equal the CPU bit for bit. Complex
 // (and uint16-64, which the CPU refuses too) and shapes the kernel does not take go to the CPU,
 // counted.
-// Indices are range-checked on the device (amin/amax, one small read), as the CPU checks them.
+// Indices are range-checked on the device without a wait (aten/index_range.h), raising IndexError at
+// the next wait.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/amax.h>
-#include <ATen/ops/amin.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/index_add_ops.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/index_range.h"
 #include "aten/fallback.h"
 #include "aten/index_groups.h"
 #include "aten/word_view.h"
@@ -57,13 +57,10 @@ bool add_slices(const at::Tensor& self, int64_t dim, const at::Tensor& index, co
   c10::DeviceGuard guard(self.device());
   const c10::IntArrayRef shape = sizes_of(self);
   const int64_t rows = shape[wrapped];
-  if (index.numel() > 0) {
-    const at::Tensor flat = index.reshape({-1});
-    const int64_t low = at::amin(flat).item<int64_t>(), high = at::amax(flat).item<int64_t>();
-    const int64_t bad = low < 0 ? low : high;
-    TORCH_CHECK(low >= 0 && high < rows, "index ", bad, " is out of bounds for dimension ", wrapped,
-                " with size ", rows);
-  }
+  check_index_range(index, 0, rows, "index_add",
+                    "index {} is out of bounds for dimension " + std::to_string(wrapped) + " with size " +
+                        std::to_string(rows),
+                    std::nullopt, out.is_same(self), false);
   if (!out.is_same(self)) {
     at::native::resize_output(out, self.sizes());
     out.copy_(self);

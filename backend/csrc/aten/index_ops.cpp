@@ -1,13 +1,12 @@
 // index_select (and embedding, which is index_select on the weight) on the row-gather kernel; rows that
 // are not whole 32-bit words (1- and 2-byte dtypes) on the element gather of take.
-// Indices are range-checked on the device (amin/amax, one small read) so a bad index is an IndexError,
-// as on the CPU, never an out-of-bounds read.
+// Indices are range-checked on the device without a wait (aten/index_range.h): a bad index raises
+// IndexError at the next wait, and the gather's loads meanwhile stay inside the bound buffers (WebGPU
+// clamps them).
 #include <ATen/ATen.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/amax.h>
-#include <ATen/ops/amin.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/index_select_ops.h>
 #include <c10/core/DeviceGuard.h>
@@ -15,6 +14,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/index_range.h"
 #include "aten/selection.h"
 #include "kernels/gather_kernel.h"
 
@@ -47,10 +47,7 @@ bool select_rows(const at::Tensor& self, int64_t dim, const at::Tensor& index, c
   if (out.numel() == 0) return true;
   const int64_t rows = self.size(wrapped);
   const at::Tensor flat_index = index.reshape({-1}).contiguous();
-  if (flat_index.numel()) {
-    const int64_t low = at::amin(flat_index).item<int64_t>(), high = at::amax(flat_index).item<int64_t>();
-    TORCH_CHECK_INDEX(low >= 0 && high < rows, "index out of range in self");
-  }
+  check_index_range(flat_index, 0, rows, "index_select", "index {} is out of range in self");
   if (element_gather) {
     // Rows that are not whole words (a 1- or 2-byte dtype with an odd row): the element gather moves
     // each element from its linear position, [outer, index, trailing].

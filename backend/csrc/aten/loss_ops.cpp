@@ -3,9 +3,6 @@
 #include <ATen/core/Reduction.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/amax.h>
-#include <ATen/ops/amin.h>
-#include <ATen/ops/stack.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/nll_loss_backward_ops.h>
 #include <ATen/ops/nll_loss_forward_ops.h>
@@ -13,6 +10,7 @@
 #include <torch/library.h>
 
 #include "aten/common.h"
+#include "aten/index_range.h"
 #include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "kernels/nll_loss_kernel.h"
@@ -27,12 +25,7 @@ bool native_case(const at::Tensor& self, const at::Tensor& target, const std::op
 }
 
 void check_targets(const at::Tensor& target, int64_t classes, int64_t ignore_index) {
-  if (target.numel() == 0) return;
-  // One read for both bounds: each read waits for the device to drain.
-  const at::Tensor bounds = at::stack({at::amax(target), at::amin(target)}).cpu();
-  const int64_t high = bounds[0].item<int64_t>(), low = bounds[1].item<int64_t>();
-  TORCH_CHECK_INDEX((high < classes || high == ignore_index) && (low >= 0 || low == ignore_index),
-                    "Target ", high >= classes ? high : low, " is out of bounds.");
+  check_index_range(target, 0, classes, "nll_loss", "Target {} is out of bounds.", ignore_index);
 }
 
 // The kernel's problem over contiguous copies of the operands, which it keeps alive until the kernel is

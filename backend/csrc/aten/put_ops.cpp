@@ -82,7 +82,7 @@ std::optional<at::Tensor> slice_positions(const at::Tensor& self, int64_t dim, c
   const int64_t d = at::maybe_wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
   const int64_t rows = self.dim() == 0 ? 1 : self.size(d);
   const at::Tensor flat = index.reshape({-1});
-  check_ranges({flat}, {op.negative_indices ? -rows : 0}, {rows}, op.name);
+  check_ranges({flat}, {op.negative_indices ? -rows : 0}, {rows}, op.name, true);
   const int64_t outer = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(0, d));
   const int64_t inner = self.dim() == 0 ? 1 : c10::multiply_integers(self.sizes().slice(d + 1));
   const at::TensorOptions options = flat.options();

@@ -28,9 +28,11 @@ bool put_linear(at::Tensor& out, const at::Tensor& linear, const at::Tensor& val
 bool reduce_at_positions(at::Tensor& out, const at::Tensor& linear, const at::Tensor& values,
                          std::string_view reduce, bool include_self);
 
-// Throws IndexError unless every value of each `indices[i]` lies in [low[i], high[i]); one read for all.
+// Every value of each `indices[i]` must lie in [low[i], high[i]); checked on the device, a failure
+// raising IndexError at the next wait, or at the op when it `writes` into an existing tensor
+// (aten/index_range.h).
 void check_ranges(const std::vector<at::Tensor>& indices, const std::vector<int64_t>& low,
-                  const std::vector<int64_t>& high, const char* op);
+                  const std::vector<int64_t>& high, const char* op, bool writes);
 
 // Positions along one dim of a contiguous tensor (stride `stride`, ascending or reversed), shaped to
 // broadcast along axis `axis` of a result of rank `rank`.

@@ -22,6 +22,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/index_range.h"
 #include "aten/native_run.h"
 #include "aten/selection.h"
 #include "aten/word_view.h"
@@ -44,19 +45,11 @@ std::optional<at::Tensor> take_linear(const at::Tensor& src, const at::Tensor& l
 }
 
 void check_ranges(const std::vector<at::Tensor>& indices, const std::vector<int64_t>& low,
-                  const std::vector<int64_t>& high, const char* op) {
-  std::vector<at::Tensor> bounds;
-  for (const at::Tensor& index : indices)
-    if (index.numel()) bounds.push_back(at::stack({at::amin(index), at::amax(index)}).to(c10::kLong));
-  if (bounds.empty()) return;
-  const at::Tensor host = at::stack(bounds).cpu();
-  for (size_t i = 0, b = 0; i < indices.size(); ++i) {
-    if (!indices[i].numel()) continue;
-    const int64_t lo = host[b][0].item<int64_t>(), hi = host[b][1].item<int64_t>();
-    ++b;
-    TORCH_CHECK_INDEX(lo >= low[i] && hi < high[i], op, ": index ", lo < low[i] ? lo : hi,
-                      " is out of bounds for size ", high[i]);
-  }
+                  const std::vector<int64_t>& high, const char* op, bool writes) {
+  for (size_t i = 0; i < indices.size(); ++i)
+    check_index_range(indices[i], low[i], high[i], op,
+                      "index {} is out of bounds for size " + std::to_string(high[i]),
+                      std::nullopt, writes);
 }
 
 at::Tensor axis_offsets(int64_t size, int64_t stride, int64_t axis, int64_t rank, const at::TensorOptions& options,
@@ -86,7 +79,7 @@ using Result = std::optional<at::Tensor>;
 Result take_elements(const at::Tensor& self, const at::Tensor& index) {
   if (!native_indices(self, index) || (self.numel() == 0 && index.numel() > 0)) return std::nullopt;
   c10::DeviceGuard guard(self.device());
-  check_ranges({index}, {-self.numel()}, {self.numel()}, "take()");
+  check_ranges({index}, {-self.numel()}, {self.numel()}, "take()", false);
   return take_linear(self, at::where(index < 0, index + self.numel(), index));
 }
 
@@ -97,7 +90,7 @@ Result gather_elements(const at::Tensor& self, int64_t dim, const at::Tensor& in
     native = i == d || index.size(i) <= self.size(i);
   if (!native) return std::nullopt;
   c10::DeviceGuard guard(self.device());
-  check_ranges({index}, {0}, {self.size(d)}, "gather()");
+  check_ranges({index}, {0}, {self.size(d)}, "gather()", false);
   const auto strides = c10::contiguous_strides(self.sizes());
   at::Tensor linear = index * strides[d];
   for (int64_t i = 0; i < self.dim(); ++i)
@@ -113,7 +106,8 @@ Result gather_elements(const at::Tensor& self, int64_t dim, const at::Tensor& in
 // Integer index tensors (broadcast together) select along their dims and dims without an index are
 // kept; a boolean mask over k dims counts as its k coordinate tensors. The selected dims go where the
 // first index is when the indexed dims are adjacent, else to the front (NumPy's rule).
-std::optional<at::Tensor> indexed_positions(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+std::optional<at::Tensor> indexed_positions(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                                            bool writes) {
   std::vector<int64_t> indexed;
   std::vector<at::Tensor> tensors;
   if (self.dim() == 0 || !int64_arithmetic(self)) return std::nullopt;
@@ -150,7 +144,7 @@ std::optional<at::Tensor> indexed_positions(const at::Tensor& self, const c10::L
     low.push_back(-self.size(d));
     high.push_back(self.size(d));
   }
-  check_ranges(tensors, low, high, "index");
+  check_ranges(tensors, low, high, writes ? "index_put" : "index", writes);
   const std::vector<at::Tensor> broadcast = at::broadcast_tensors(tensors);
   const auto strides = c10::contiguous_strides(self.sizes());
   at::Tensor selected;
@@ -181,7 +175,7 @@ std::optional<at::Tensor> indexed_positions(const at::Tensor& self, const c10::L
 
 Result index_elements(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   c10::DeviceGuard guard(self.device());
-  const std::optional<at::Tensor> linear = indexed_positions(self, indices);
+  const std::optional<at::Tensor> linear = indexed_positions(self, indices, false);
   return linear ? take_linear(self, *linear) : std::nullopt;
 }
 
@@ -205,7 +199,7 @@ bool index_put_impl(at::Tensor& self, const c10::List<std::optional<at::Tensor>>
     at::assert_no_overlap(self, values);
     for (const std::optional<at::Tensor>& index : indices)
       if (index && index->defined()) at::assert_no_overlap(self, *index);
-    if (const std::optional<at::Tensor> linear = indexed_positions(self, indices)) {
+    if (const std::optional<at::Tensor> linear = indexed_positions(self, indices, true)) {
       at::Tensor target = word_addressable(self) ? self : self.clone(at::MemoryFormat::Contiguous);
       bool done = true;
       if (accumulate) {
@@ -239,7 +233,7 @@ std::optional<std::pair<at::Tensor, at::Tensor>> scattered_positions(const at::T
   for (int64_t i = 0; native && i < self.dim(); ++i)
     native = index.size(i) <= src.size(i) && (i == d || index.size(i) <= self.size(i));
   if (!native) return std::nullopt;
-  check_ranges({index}, {0}, {self.size(d)}, op);
+  check_ranges({index}, {0}, {self.size(d)}, op, true);
   const auto strides = c10::contiguous_strides(self.sizes());
   at::Tensor linear = index * strides[d];
   for (int64_t i = 0; i < self.dim(); ++i)

@@ -3,7 +3,6 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
-#include <atomic>
 #include <numeric>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "kernels/launch.h"
 #include "kernels/split_k.h"
 #include "kernels/wgsl_family.h"
+#include "kernels/wide_tile.h"
 #include "runtime/allocator.h"
 
 namespace torch_dml::kernels {
@@ -21,13 +21,9 @@ using namespace conv;
 namespace {
 
 // Output tiles (conv2d.wgsl): 64x64 with 4x4 outputs per thread and K steps of 16, or 128x128 with 8x8
-// per thread (vec4 registers) and K steps of 8, which does twice the FMAs per workgroup-memory read
-// (the shape gemm128.wgsl measured fastest on an H100). The wide tile has a quarter of the workgroups,
-// so it is taken only where at least kWideTileGroups of them remain: about two per SM of the largest
-// GPUs (132 on an H100), which WebGPU does not count for us.
-constexpr uint64_t kTile = 64, kWideTile = 128;
-constexpr uint64_t kWideTileGroups = 256;
-std::atomic<uint64_t> wide_tile_groups{kWideTileGroups};
+// per thread (vec4 registers) and K steps of 8, the shape gemm128.wgsl measured fastest on an H100;
+// kernels/wide_tile.h says when the wide one is taken.
+constexpr uint64_t kTile = kNarrowTile;
 constexpr uint32_t kKStep = 16;
 // Split-K of grad_weight (kernels/split_k.h): slices deep enough that each partial tile's store is a
 // small part of its slice's work.
@@ -100,14 +96,13 @@ GemmShape gemm_shape(const Conv2dProblem& c, const Walk& walk) {
   return {};
 }
 
-uint64_t tile_of(const GemmShape& s, uint64_t groups) {
-  const uint64_t wide = ((s.m + kWideTile - 1) / kWideTile) * ((s.n + kWideTile - 1) / kWideTile) * groups;
-  return s.m >= kWideTile && s.n >= kWideTile && wide >= wide_tile_groups.load() ? kWideTile : kTile;
+uint64_t tile_of(runtime::DeviceContext& context, const GemmShape& s, uint64_t groups) {
+  return tile_for(context, s.m, s.n, groups);
 }
 
 uint64_t slices_for(runtime::DeviceContext& context, const Conv2dProblem& c, const GemmShape& s) {
   if (c.pass != ConvPass::GradWeight) return 1;
-  const uint64_t tile = tile_of(s, c.g.groups);
+  const uint64_t tile = tile_of(context, s, c.g.groups);
   return split_k_slices(context, {.tiles = ((s.m + tile - 1) / tile) * ((s.n + tile - 1) / tile) * c.g.groups,
                                   .k = s.k,
                                   .batches = c.g.groups,
@@ -170,7 +165,7 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
   if (!launch.ok()) return plan;
   const GemmShape s = gemm_shape(c, walk);
   plan.shape = s;
-  const uint64_t tile = plan.tile = tile_of(s, g.groups);
+  const uint64_t tile = plan.tile = tile_of(context, s, g.groups);
   launch.require_u32(s.m + tile, "GEMM rows");
   launch.require_u32(s.n * tile, "GEMM columns");
   launch.require_u32(s.k + kKStep, "GEMM depth");
@@ -360,10 +355,6 @@ void sum_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const D
 }
 
 } // namespace conv
-
-uint64_t set_conv2d_wide_tile_groups(uint64_t groups) {
-  return wide_tile_groups.exchange(groups);
-}
 
 bool conv2d_is_depthwise(const Conv2dGeometry& g) {
   return g.groups > 1 && g.groups == g.in_channels && g.out_channels % g.groups == 0;

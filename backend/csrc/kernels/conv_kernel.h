@@ -49,8 +49,4 @@ void conv2d(runtime::DeviceContext& context, const Conv2dProblem& problem);
 // (any channel multiplier). grad_weight falls to the GEMM where its kernel cannot take the problem.
 bool conv2d_is_depthwise(const Conv2dGeometry& g);
 
-// The fewest 128x128 tiles (over groups) for which the convolution kernels take the wide tile; returns
-// the previous value. For tests, whose problems are too small to reach the default on lavapipe.
-uint64_t set_conv2d_wide_tile_groups(uint64_t groups);
-
 } // namespace torch_dml::kernels

@@ -54,6 +54,11 @@ uint32_t Launch::bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsiz
   return static_cast<uint32_t>(w.element_offset);
 }
 
+void Launch::bind_buffer(const runtime::StorageBinding& range) {
+  TORCH_CHECK(count_ < kMaxOperands, "torch_dml: ", op_, " binds more than ", kMaxOperands, " operands");
+  bindings_[count_++] = range;
+}
+
 void Launch::require(bool ok, std::string_view why) {
   if (!ok && reason_.empty()) reason_ = why;
 }

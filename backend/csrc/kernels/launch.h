@@ -42,6 +42,9 @@ class Launch {
   // bound window, the offset the kernel adds to its indices.
   uint32_t bind(const DeviceTensorRef& t, uint64_t count, uint64_t itemsize = 0);
 
+  // Binds a buffer range that is no tensor (the device's check record) at the next binding.
+  void bind_buffer(const runtime::StorageBinding& range);
+
   // The buffer range bind() chose for operand `i`: a kernel that loads several elements at once picks
   // its variant by the alignment of `.offset`.
   const runtime::StorageBinding& binding(uint32_t i) const { return bindings_[i]; }

@@ -10,6 +10,7 @@
 #include "kernels/generated/wgsl_sources.h"
 #include "kernels/launch.h"
 #include "kernels/split_k.h"
+#include "kernels/wide_tile.h"
 #include "runtime/allocator.h"
 
 namespace torch_dml::kernels {
@@ -17,15 +18,15 @@ namespace {
 
 // Two kernels, both indexing every operand through its strides (any layout works unchanged):
 // wgsl/gemm.wgsl, a 64x64 tile for every dtype, and wgsl/gemm128.wgsl, a 128x128 register-blocked tile
-// in float32 for outputs of at least 128x128.
+// in float32 for outputs of at least 128x128 with enough of its workgroups (kernels/wide_tile.h).
 // Either runs K whole or, for few tiles over a long K, in slices (split-K, below) that
 // wgsl/gemm_split_sum.wgsl adds up.
-constexpr uint32_t kTile = 64;
+constexpr uint32_t kTile = kNarrowTile;
 // Both kernels include lib/gemm_params.wgsl; one C++ struct fills either.
 static_assert(sizeof(wgsl::GemmParams) == sizeof(wgsl::Gemm128Params) &&
               offsetof(wgsl::GemmParams, scalars) == offsetof(wgsl::Gemm128Params, scalars) &&
               offsetof(wgsl::GemmParams, split) == offsetof(wgsl::Gemm128Params, split));
-constexpr uint32_t kLargeTile = 128;
+constexpr uint32_t kLargeTile = kWideTile;
 constexpr uint32_t kLargeSlice = 8;
 
 // Split-K (kernels/split_k.h): a slice at least this deep (eight K steps of gemm.wgsl, sixteen of
@@ -291,7 +292,7 @@ void gemm(runtime::DeviceContext& context, const GemmProblem& g) {
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
   const bool with_addend = g.addend.has_value() && g.beta.toDouble() != 0.0;
   TileKernel kernel;
-  kernel.large = g.m >= kLargeTile && g.n >= kLargeTile && g.k >= kLargeSlice &&
+  kernel.large = tile_for(context, g.m, g.n, g.batch) == kLargeTile && g.k >= kLargeSlice &&
       gemm_accumulator(g.a.ref.dtype) == c10::kFloat;
   // The large kernel's global loads follow each operand's unit-stride dimension.
   kernel.layout.a_rows_fast = g.a.row_stride == 1 && g.a.col_stride != 1;

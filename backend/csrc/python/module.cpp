@@ -9,11 +9,12 @@
 
 #include "aten/fallback.h"
 #include "aten/generated_kernel_ops.h"
-#include "kernels/conv_kernel.h"
 #include "kernels/generated_kernel.h"
 #include "kernels/pipeline_cache.h"
+#include "kernels/wide_tile.h"
 #include "runtime/allocator.h"
 #include "runtime/device.h"
+#include "runtime/device_checks.h"
 #include "runtime/device_memory.h"
 #include "runtime/dispatch_timer.h"
 #include "runtime/generator.h"
@@ -193,11 +194,13 @@ PYBIND11_MODULE(_C, m) {
     return py::make_tuple(stream.dispatch_count(), stream.submit_count());
   });
   m.def("_fail_next_map", [](int i) { runtime::fail_next_staging_map(i); });
+  m.def("_pending_device_checks", [](int i) { return stream_of(i).checks().pending(); });
   m.def("_fail_next_upload_map", [](int i) { stream_of(i).fail_next_upload_map(); });
   m.def("_launch_wgsl", &aten::launch_wgsl);
   m.def("_generated_launches", [] { return kernels::generated_launch_count(); });
   m.def("_bind_groups_created", [](int i) { return stream_of(i).bind_group_count(); });
-  m.def("_set_conv2d_wide_tile_groups", [](uint64_t groups) { return kernels::set_conv2d_wide_tile_groups(groups); });
+  m.def("_set_wide_tile_groups", [](uint64_t groups) { return kernels::set_wide_tile_groups(groups); });
+  m.def("_wide_tile_groups", [](int i) { return kernels::wide_tile_groups(runtime::device_context(i)); });
   m.def("_compiled_kernels", [](int i) { return kernels::compiled_kernel_names(runtime::device_context(i)); });
   m.def("_compiled_kernel_source", [](int i, const std::string& name) {
     return kernels::compiled_kernel_source(runtime::device_context(i), name);

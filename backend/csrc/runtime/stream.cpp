@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runtime/device.h"
+#include "runtime/device_checks.h"
 #include "runtime/device_wait.h"
 #include "runtime/dispatch_timer.h"
 #include "runtime/uploads.h"
@@ -347,10 +348,32 @@ void CommandStream::flush() {
 }
 
 void CommandStream::synchronize() {
+  if (copy_out_checks()) {
+    flush();
+    checks_->collect(last_submission_); // its map waits for everything submitted
+    context_.check("synchronizing");
+    checks_->raise();
+    return;
+  }
   flush();
-  if (!submitted_) return;
-  wait_for(context_, &last_submission_, [] { return false; });
-  context_.check("synchronizing");
+  if (submitted_) {
+    wait_for(context_, &last_submission_, [] { return false; });
+    context_.check("synchronizing");
+  }
+  if (checks_) checks_->raise();
+}
+
+DeviceChecks& CommandStream::checks() {
+  if (!checks_) checks_ = std::make_unique<DeviceChecks>(context_);
+  return *checks_;
+}
+
+bool CommandStream::copy_out_checks() {
+  if (!checks_ || !checks_->armed()) return false;
+  ensure_encoder();
+  end_pass();
+  checks_->copy_out(encoder_.get());
+  return true;
 }
 
 void CommandStream::start_timing() {

@@ -18,6 +18,7 @@
 
 namespace torch_dml::runtime {
 
+class DeviceChecks;
 class DeviceContext;
 class DispatchTimer;
 struct DispatchTiming;
@@ -73,11 +74,15 @@ class CommandStream {
   void fail_next_upload_map();
 
   // Device -> host, synchronous: submits pending work, copies through the device's reused readback
-  // buffers (runtime/transfers.cpp); any byte offset and size.
+  // buffers (runtime/transfers.cpp); any byte offset and size. Raises a failed device check
+  // (runtime/device_checks.h) once the bytes are copied.
   void read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_t size);
 
   void flush();
+  // Waits for everything submitted; raises a failed device check.
   void synchronize();
+  // The device's pending input checks (made on first use).
+  DeviceChecks& checks();
   // Non-blocking: whether everything submitted so far has finished.
   bool query();
 
@@ -102,6 +107,8 @@ class CommandStream {
   void ensure_encoder();
   void ensure_pass();
   void end_pass();
+  // Whether checks are pending: then records their record's copy-out in the open encoder.
+  bool copy_out_checks();
   void note_use(WGPUBuffer buffer) { pending_buffers_.insert(buffer); }
   WGPUBindGroup bind_group(const BindGroupKey& key);
   template <bool kTimed>
@@ -144,6 +151,7 @@ class CommandStream {
   uint64_t submit_count_ = 0;
 
   std::unique_ptr<UploadBuffers> uploads_; // made by the first large write
+  std::unique_ptr<DeviceChecks> checks_;   // made by the first device check
 
   std::unique_ptr<DispatchTimer> timer_;
   std::unordered_map<WGPUComputePipeline, std::string> pipeline_labels_;

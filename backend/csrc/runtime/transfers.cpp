@@ -18,6 +18,7 @@
 
 #include "runtime/buffer_map.h"
 #include "runtime/device.h"
+#include "runtime/device_checks.h"
 #include "runtime/device_wait.h"
 #include "runtime/staging.h"
 #include "runtime/stream.h"
@@ -139,7 +140,10 @@ void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_
   };
 
   auto* out = static_cast<uint8_t*>(data);
+  // Pending device checks travel back with the first chunk, in its submission.
+  const bool checking = copy_out_checks();
   enqueue(0);
+  const WGPUSubmissionIndex checked = last_submission_;
   for (uint64_t chunk = 0, from = begin; from < end; ++chunk) {
     const uint64_t next = std::min(from + kChunk, end);
     if (next < end) enqueue(chunk + 1);
@@ -150,6 +154,8 @@ void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_
     wgpu().BufferUnmap(stage.buffer.get());
     from = next;
   }
+  if (checking) checks_->collect(checked);
+  if (checks_) checks_->raise();
 }
 
 } // namespace torch_dml::runtime

@@ -658,6 +658,26 @@ static_assert(offsetof(IndexAddParams, order_offset) == 36);
 static_assert(offsetof(IndexAddParams, scalars) == 48);
 static_assert(sizeof(IndexAddParams) == 64);
 
+// The uniform block of index_check.wgsl.
+struct alignas(16) IndexCheckParams {
+  uint32_t id = {};
+  uint32_t wide = {};
+  uint32_t first = {};
+  uint32_t has_allowed = {};
+  uint32_t low[2] = {};
+  uint32_t high[2] = {};
+  uint32_t allowed[2] = {};
+  uint32_t pad0_[2] = {};
+};
+static_assert(offsetof(IndexCheckParams, id) == 0);
+static_assert(offsetof(IndexCheckParams, wide) == 4);
+static_assert(offsetof(IndexCheckParams, first) == 8);
+static_assert(offsetof(IndexCheckParams, has_allowed) == 12);
+static_assert(offsetof(IndexCheckParams, low) == 16);
+static_assert(offsetof(IndexCheckParams, high) == 24);
+static_assert(offsetof(IndexCheckParams, allowed) == 32);
+static_assert(sizeof(IndexCheckParams) == 48);
+
 // The uniform block of index_sort_count.wgsl.
 struct alignas(16) IndexSortCountParams {
   uint32_t positions = {};
