@@ -23,10 +23,12 @@ class Counts:
     dispatches: int
     submits: int
     fallback_ops: dict[str, int]
+    waits: int = 0  # the host waiting for the device: reads back and synchronizations
 
     def per_call(self, calls: int) -> dict[str, Any]:
         return {"dispatches_per_call": round(self.dispatches / calls, 2),
                 "submits_per_call": round(self.submits / calls, 2),
+                "waits_per_call": round(self.waits / calls, 2),
                 "fallback_calls_per_call": round(sum(self.fallback_ops.values()) / calls, 2),
                 "fallback_ops": sorted(self.fallback_ops)}
 
@@ -40,12 +42,14 @@ class DmlCounter:
         self._index = _index(device)
         torch_dml.reset_fallback_counts()
         self._start = torch_dml._C._stream_counters(self._index)
+        self._waits = torch_dml._C._wait_count(self._index)
 
     def stop(self) -> Counts:
         import torch_dml
 
         dispatches, submits = torch_dml._C._stream_counters(self._index)
-        return Counts(dispatches - self._start[0], submits - self._start[1], torch_dml.fallback_counts())
+        return Counts(dispatches - self._start[0], submits - self._start[1], torch_dml.fallback_counts(),
+                      torch_dml._C._wait_count(self._index) - self._waits)
 
 
 def device_clock(device: str) -> tuple[str | None, str]:

@@ -46,15 +46,15 @@ def detail_table(result: dict[str, Any], kind: str) -> list[str]:
     counted = kind == "dml"
     lines = [f"### Per call on {kind}", "",
              "| suite | case | size | calls/sync | median us | spread | device us | device clock |"
-             + (" dispatches | submits | fallback calls |" if counted else ""),
-             "|" + " --- |" * (8 + 3 * counted)]
+             + (" dispatches | submits | waits | fallback calls |" if counted else ""),
+             "|" + " --- |" * (8 + 4 * counted)]
     for r in rows:
         clock = "; ".join(filter(None, (r.get("device_clock"), r.get("device_time_note"))))
         line = (f"| {r['suite']} | {r['name']} | {r['size']} | {r.get('calls_per_sync', 1)} | {_us(r['median_s'])} | "
                 f"{r['spread']:.1%} | {_us(r.get('device_s'))} | {clock} |")
         if counted:
             line += (f" {r.get('dispatches_per_call', '')} | {r.get('submits_per_call', '')} |"
-                     f" {r.get('fallback_calls_per_call', '')} |")
+                     f" {r.get('waits_per_call', '')} | {r.get('fallback_calls_per_call', '')} |")
         lines.append(line)
     return lines + [""]
 

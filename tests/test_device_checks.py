@@ -22,10 +22,13 @@ def test_a_training_steps_index_checks_do_not_wait_for_the_device():
     tokens = torch.randint(0, 50, (8, 4)).to("dml")
     target = torch.randint(0, 10, (8,)).to("dml")
     torch_dml.synchronize()
-    before = submits()
+    before, waits = submits(), torch_dml._C._wait_count(0)
     loss = F.cross_entropy(model(tokens), target)
     loss.backward()
     assert submits() == before  # before: each check read its bounds back, a submit and a wait apiece
+    assert torch_dml._C._wait_count(0) == waits
+    loss.item()
+    assert torch_dml._C._wait_count(0) == waits + 1
     reference = F.cross_entropy(model.cpu()(tokens.cpu()), target.cpu())
     assert torch.allclose(loss.cpu(), reference, rtol=1e-5, atol=1e-6)
 

@@ -30,13 +30,13 @@ def test_share_of_tensor_cores_is_marked():
 
 
 def test_per_call_detail_has_counts_and_device_time():
-    text = rendered(row("add", 1e-3, dispatches_per_call=1.0, submits_per_call=1.0, fallback_calls_per_call=0.0,
-                        device_s=2.5e-4, device_clock="device timestamps"),
+    text = rendered(row("add", 1e-3, dispatches_per_call=1.0, submits_per_call=1.0, waits_per_call=1.0,
+                        fallback_calls_per_call=0.0, device_s=2.5e-4, device_clock="device timestamps"),
                     row("renorm", 1e-3, status="fallback", dispatches_per_call=2.0, submits_per_call=1.0,
-                        fallback_calls_per_call=1.0, device_time_note="the adapter has no timestamp queries inside "
-                        "passes"))
-    assert "| elementwise | add | 1024 | 1 | 1000 | 1.0% | 250 | device timestamps | 1.0 | 1.0 | 0.0 |" in text
-    assert "| 1000 | 1.0% |  | the adapter has no timestamp queries inside passes | 2.0 | 1.0 | 1.0 |" in text
+                        waits_per_call=2.0, fallback_calls_per_call=1.0,
+                        device_time_note="the adapter has no timestamp queries inside passes"))
+    assert "| elementwise | add | 1024 | 1 | 1000 | 1.0% | 250 | device timestamps | 1.0 | 1.0 | 1.0 | 0.0 |" in text
+    assert "| 1000 | 1.0% |  | the adapter has no timestamp queries inside passes | 2.0 | 1.0 | 2.0 | 1.0 |" in text
     assert "| renorm | 1024 | 1 | GB/s | 1000 (fallback) |" in text
 
 

@@ -51,6 +51,8 @@ def test_dml_row_counts_dispatches_and_times_its_kernels():
     assert row["status"] == "ok" and row["calls_per_sync"] == 4
     assert row["dispatches_per_call"] == 1.0 and row["fallback_calls_per_call"] == 0.0
     assert 0 < row["submits_per_call"] <= 1.0  # one submit per sync at most, shared by the calls before it
+    # The counted calls are a warm-up and 2 repeats of 4, each followed by one sync; nothing else waits.
+    assert row["waits_per_call"] == round(3 / 9, 2)
     activity, clock = probes.device_clock("dml")
     if activity is None:
         assert row["device_time_note"] == clock and "device_s" not in row

@@ -194,6 +194,7 @@ PYBIND11_MODULE(_C, m) {
     return py::make_tuple(stream.dispatch_count(), stream.submit_count());
   });
   m.def("_fail_next_map", [](int i) { runtime::fail_next_staging_map(i); });
+  m.def("_wait_count", [](int i) { return stream_of(i).wait_count(); });
   m.def("_pending_device_checks", [](int i) { return stream_of(i).checks().pending(); });
   m.def("_fail_next_upload_map", [](int i) { stream_of(i).fail_next_upload_map(); });
   m.def("_launch_wgsl", &aten::launch_wgsl);

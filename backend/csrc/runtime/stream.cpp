@@ -348,6 +348,7 @@ void CommandStream::flush() {
 }
 
 void CommandStream::synchronize() {
+  ++wait_count_;
   if (copy_out_checks()) {
     flush();
     checks_->collect(last_submission_); // its map waits for everything submitted

@@ -101,6 +101,8 @@ class CommandStream {
 
   uint64_t dispatch_count() const { return dispatch_count_; }
   uint64_t submit_count() const { return submit_count_; }
+  // Times the host waited for the device (read, synchronize): each drains the GPU's queue.
+  uint64_t wait_count() const { return wait_count_; }
   uint64_t bind_group_count() const { return bind_groups_created_; }
 
  private:
@@ -149,6 +151,7 @@ class CommandStream {
   bool submitted_ = false;
   uint64_t dispatch_count_ = 0;
   uint64_t submit_count_ = 0;
+  uint64_t wait_count_ = 0;
 
   std::unique_ptr<UploadBuffers> uploads_; // made by the first large write
   std::unique_ptr<DeviceChecks> checks_;   // made by the first device check

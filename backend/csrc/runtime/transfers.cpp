@@ -123,6 +123,7 @@ void CommandStream::read(WGPUBuffer buffer, uint64_t offset, void* data, uint64_
   static const std::string reading = "reading back from the device"; // built once, not per `.item()`
   context_.check_alive(reading);
   ReadbackBuffers& buffers = readback_buffers(context_.index());
+  ++wait_count_;
   // Copies move whole words: read the words around [offset, offset + size), keep the bytes asked for.
   const uint64_t begin = offset / 4 * 4;
   const uint64_t end = round_up(offset + size, 4);
