@@ -63,12 +63,17 @@ void DeviceChecks::collect(WGPUSubmissionIndex submission) {
   request_.reset();
   wgpu().BufferMapAsync(readback_.get(), WGPUMapMode_Read, 0, kRecordBytes, request_.callback());
   wait_for(context_, &submission, [this] { return request_.done; });
-  if (!request_.done) webgpu::wgpu().DevicePoll(context_.device(), true, nullptr);
+  if (!request_.done) wgpu().DevicePoll(context_.device(), true, nullptr);
   const void* mapped = request_.done && request_.status == WGPUMapAsyncStatus_Success
       ? wgpu().BufferGetConstMappedRange(readback_.get(), 0, kRecordBytes)
       : nullptr;
-  TORCH_CHECK(mapped, "torch_dml: reading the device's check record failed on ", context_.describe(), ": ",
-              request_.failure());
+  static constexpr uint32_t kZeros[4] = {};
+  if (!mapped) {
+    // The checks are forgotten unread: a failure they left must not be read against later checks' ids.
+    wgpu().QueueWriteBuffer(context_.queue(), record_.get(), 0, kZeros, sizeof(kZeros));
+    TORCH_CHECK(false, "torch_dml: reading the device's check record failed on ", context_.describe(), ": ",
+                request_.failure());
+  }
   uint32_t words[4];
   std::memcpy(words, mapped, sizeof(words));
   wgpu().BufferUnmap(readback_.get());
@@ -82,7 +87,6 @@ void DeviceChecks::collect(WGPUSubmissionIndex submission) {
                   "raises at the op)";
     failure_is_index_error_ = check.index_error;
   }
-  static constexpr uint32_t kZeros[4] = {};
   wgpu().QueueWriteBuffer(context_.queue(), record_.get(), 0, kZeros, sizeof(kZeros));
 }
 
