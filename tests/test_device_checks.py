@@ -111,3 +111,22 @@ def test_synchronous_checks_raise_at_the_op():
     assert result.returncode == 0, result.stderr
     assert "raised at the op: torch_dml: take() on adapter" in result.stdout
     assert "index 7 is out of bounds for size 5" in result.stdout and "first wait" not in result.stdout
+
+
+def test_a_write_through_checked_positions_waits_once():
+    """index_put_ with accumulate (advanced indexing's backward) and scatter_add check their indices at
+    the op, then add through index_add_ over positions built from them, which is not checked again."""
+    x = torch.randn(5, 3, device="dml", requires_grad=True)
+    index = torch.tensor([4, 0, 4], device="dml")
+    y = x[index].sum()
+    torch_dml.synchronize()
+    waits = torch_dml._C._wait_count(0)
+    y.backward()
+    assert torch_dml._C._wait_count(0) == waits + 1
+    assert torch.equal(x.grad.cpu(), torch.tensor([[1.0] * 3, [0.0] * 3, [0.0] * 3, [0.0] * 3, [2.0] * 3]))
+    waits = torch_dml._C._wait_count(0)
+    added = torch.zeros(5, device="dml").scatter_add(0, index, torch.ones(3, device="dml"))
+    assert torch_dml._C._wait_count(0) == waits + 1
+    assert torch.equal(added.cpu(), torch.tensor([1.0, 0.0, 0.0, 0.0, 2.0]))
+    with pytest.raises((IndexError, RuntimeError), match="index 5 is out of bounds"):
+        torch.zeros(5, device="dml").scatter_add(0, torch.tensor([5], device="dml"), torch.ones(1, device="dml"))

@@ -18,4 +18,15 @@ void check_index_range(const at::Tensor& index, int64_t low, int64_t high, const
                        const std::string& message, std::optional<int64_t> allowed = std::nullopt,
                        bool writes = false, bool index_error = true);
 
+// Within its scope check_index_range records nothing on this thread: for an op that turns indices it
+// already checked into positions and hands them to another checking op (index_put_ with accumulate and
+// scatter_add add through index_add_), where a second check would only cost a second wait.
+class PositionsChecked {
+ public:
+  PositionsChecked();
+  ~PositionsChecked();
+  PositionsChecked(const PositionsChecked&) = delete;
+  PositionsChecked& operator=(const PositionsChecked&) = delete;
+};
+
 } // namespace torch_dml::aten

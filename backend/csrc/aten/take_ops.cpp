@@ -182,6 +182,7 @@ Result index_elements(const at::Tensor& self, const c10::List<std::optional<at::
 // x.flatten()[linear] += values, every position's terms summed in position order (index_add's
 // deterministic kernel, through the dispatcher). x must be contiguous.
 void add_at_positions(at::Tensor& contiguous, const at::Tensor& linear, const at::Tensor& values) {
+  const PositionsChecked checked; // the caller checked the indices these positions come from
   contiguous.view({-1}).index_add_(0, linear.reshape({-1}), values.expand(linear.sizes()).reshape({-1}));
 }
 
