@@ -349,18 +349,13 @@ void CommandStream::flush() {
 
 void CommandStream::synchronize() {
   ++wait_count_;
-  if (copy_out_checks()) {
-    flush();
-    checks_->collect(last_submission_); // its map waits for everything submitted
-    context_.check("synchronizing");
-    checks_->raise();
-    return;
-  }
+  const bool checking = copy_out_checks();
   flush();
-  if (submitted_) {
+  if (checking)
+    checks_->collect(last_submission_); // its map waits for everything submitted
+  else if (submitted_)
     wait_for(context_, &last_submission_, [] { return false; });
-    context_.check("synchronizing");
-  }
+  if (submitted_) context_.check("synchronizing");
   if (checks_) checks_->raise();
 }
 
