@@ -400,6 +400,22 @@ def test_square_roots_of_negative_subnormals_are_nan_on_a_flushing_driver(tmp_pa
         torch.testing.assert_close(got[2:], getattr(torch, name)(x)[2:], rtol=1e-2, atol=0)
 
 
+def test_max_pool2d_orders_subnormals_on_a_flushing_driver(tmp_path):
+    # A driver that flushes compares 1e-45 < 3e-45 as 0 < 0: the window's maximum comes from the bits.
+    if "llvmpipe" not in torch_dml.device_name(0):
+        pytest.skip("only lavapipe can be made to flush subnormals")
+    x = torch.tensor([[[[1e-45, 3e-45, -1e-45, -3e-45], [2e-45, -0.0, -4e-45, -2e-45]]]])
+    cases = {"max_pool2d": (("nn.functional.max_pool2d", {"kernel_size": 2}), (x,))}
+    torch.save(cases, tmp_path / "cases.pt")
+    run = subprocess.run([sys.executable, "-c", FLUSHING_SCRIPT, str(tmp_path / "cases.pt"), str(tmp_path / "out.pt")],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = torch.load(tmp_path / "out.pt")
+    assert torch.equal(out["flushing"], torch.zeros(2)), "lavapipe kept subnormals: the test would check nothing"
+    want = torch.nn.functional.max_pool2d(x, 2)
+    assert torch.equal(out["results"]["max_pool2d"].view(torch.int32), want.view(torch.int32)), out["results"]
+
+
 def test_var_of_a_constant_row_is_exactly_zero(strict):
     # The mean of 0.1 x n is not 0.1 once the sum rounds (and a driver may divide 2.5 ulp off):
     # deviations from it were not 0. var works on deviations from the row's first value.

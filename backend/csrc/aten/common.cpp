@@ -54,6 +54,12 @@ bool copy_geometry(const at::TensorIteratorBase& iter, kernels::CopyGeometry& ge
   return true;
 }
 
+kernels::ImageOperand image_operand(const at::Tensor& tensor) {
+  kernels::ImageOperand op{device_ref(tensor)};
+  for (int d = 0; d < 4; ++d) op.strides[d] = tensor.stride(d);
+  return op;
+}
+
 void assign_out(const at::Tensor& out, const at::Tensor& result) {
   at::native::resize_output(out, result.sizes());
   out.copy_(result);

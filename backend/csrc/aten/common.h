@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "kernels/copy_kernel.h"
+#include "kernels/image_operand.h"
 #include "runtime/device.h"
 
 namespace torch_dml::aten {
@@ -15,6 +16,9 @@ runtime::DeviceContext& context_of(const at::Tensor& tensor);
 // The tensor's buffer and first element (its storage offset included).
 kernels::DeviceTensorRef device_ref(const at::Tensor& tensor);
 kernels::DeviceTensorRef device_ref(const void* data, c10::ScalarType dtype);
+
+// A 4-D tensor as an image kernel's operand: its buffer and its strides.
+kernels::ImageOperand image_operand(const at::Tensor& tensor);
 
 // Throws a clear error when the adapter cannot hold `dtype` (float64 without shader-f64).
 void check_dtype_supported(runtime::DeviceContext& context, c10::ScalarType dtype, const char* op);

@@ -146,12 +146,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv2d_im2col_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
-kernels::ConvOperand operand(const at::Tensor& t) {
-  kernels::ConvOperand op{device_ref(t)};
-  for (int d = 0; d < 4; ++d) op.strides[d] = t.stride(d);
-  return op;
-}
-
 kernels::Conv2dGeometry geometry(const Conv2dShape& s, const at::Tensor& input, at::IntArrayRef stride,
                                  at::IntArrayRef padding, at::IntArrayRef dilation) {
   kernels::Conv2dGeometry g;
@@ -195,9 +189,9 @@ at::Tensor conv2d_forward(const at::Tensor& input, const at::Tensor& weight, con
   problem.pass = kernels::ConvPass::Forward;
   problem.g = geometry(s, input, stride, padding, dilation);
   problem.channels_last = reads_channels_last(input, weight);
-  problem.input = operand(input);
-  problem.weight = operand(weight);
-  problem.out = operand(out);
+  problem.input = image_operand(input);
+  problem.weight = image_operand(weight);
+  problem.out = image_operand(out);
   if (with_bias) problem.bias = device_ref(b);
   runtime::DeviceContext& context = context_of(input);
   if (!kernels::conv2d_unsupported_reason(context, problem).empty())
@@ -219,33 +213,33 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> conv2d_backward(
   kernels::Conv2dProblem problem;
   problem.g = geometry(s, input, stride, padding, dilation);
   problem.channels_last = reads_channels_last(input, weight);
-  problem.input = operand(input);
-  problem.weight = operand(weight);
-  problem.grad_output = operand(grad_output);
+  problem.input = image_operand(input);
+  problem.weight = image_operand(weight);
+  problem.grad_output = image_operand(grad_output);
   runtime::DeviceContext& context = context_of(input);
   at::Tensor grad_input, grad_weight, grad_bias;
   if (mask[0]) {
     grad_input = float_result(input.sizes(), input, format);
     problem.pass = kernels::ConvPass::GradInput;
-    problem.out = operand(grad_input);
+    problem.out = image_operand(grad_input);
     if (grad_input.numel() && !kernels::conv2d_unsupported_reason(context, problem).empty())
       return conv2d_im2col_backward(grad_output, input, weight, stride, padding, dilation, groups, mask);
   }
   if (mask[1]) {
     grad_weight = float_result(weight.sizes(), weight, format);
     problem.pass = kernels::ConvPass::GradWeight;
-    problem.out = operand(grad_weight);
+    problem.out = image_operand(grad_weight);
     if (!kernels::conv2d_unsupported_reason(context, problem).empty())
       return conv2d_im2col_backward(grad_output, input, weight, stride, padding, dilation, groups, mask);
   }
   if (mask[0] && grad_input.numel()) {
     problem.pass = kernels::ConvPass::GradInput;
-    problem.out = operand(grad_input);
+    problem.out = image_operand(grad_input);
     kernels::conv2d(context, problem);
   }
   if (mask[1] && grad_weight.numel()) {
     problem.pass = kernels::ConvPass::GradWeight;
-    problem.out = operand(grad_weight);
+    problem.out = image_operand(grad_weight);
     kernels::conv2d(context, problem);
   }
   // Summed in float32 whatever the dtype, as the CPU's kernels do.

@@ -1,30 +1,30 @@
-// max_pool2d (with indices) and its backward for float dtypes, composed from native ops like conv2d:
-// the -inf-padded input's windows are one strided view, max over the window gives values and the
-// kernel offset, from which PyTorch's flat input index (h * W + w) is computed. The backward adds the
-// gradient back one kernel offset at a time where the saved index equals that offset's input element.
+// max_pool2d (with indices) and its backward for float dtypes, one kernel each
+// (kernels/max_pool_kernel): the forward scans each output's window for the maximum and PyTorch's flat
+// input index (h * W + w), the backward gathers each input element's gradient from the outputs that
+// saved it. Both read and write every layout through its strides; a 16-bit dtype is computed into
+// float32 and rounded once. What the kernels decline (float64 without shader-f64 and shader-int64,
+// extents past their 32-bit arithmetic) goes to the counted CPU fallback before anything is written.
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/CPUFallback.h>
 #include <ATen/native/Pool.h>
 #include <ATen/native/Resize.h>
-#include <ATen/ops/arange.h>
-#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/max_pool2d_with_indices_backward_ops.h>
 #include <ATen/ops/max_pool2d_with_indices_ops.h>
-#include <ATen/ops/zeros.h>
-#include <ATen/native/CPUFallback.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include <limits>
-
+#include "aten/common.h"
 #include "aten/dtype_rule.h"
 #include "aten/fallback.h"
+#include "aten/word_view.h"
+#include "kernels/max_pool_kernel.h"
 
 namespace torch_dml::aten {
 namespace {
 
 struct Pool2d {
   int64_t kh, kw, sh, sw, ph, pw, dh, dw, h, w, oh, ow;
-  int64_t padded_h() const { return std::max(h + 2 * ph, (oh - 1) * sh + (kh - 1) * dh + 1); }
-  int64_t padded_w() const { return std::max(w + 2 * pw, (ow - 1) * sw + (kw - 1) * dw + 1); }
 };
 
 bool native_pool(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride, at::IntArrayRef padding,
@@ -52,64 +52,102 @@ Pool2d pool_shape(const at::Tensor& x, at::IntArrayRef kernel, at::IntArrayRef s
   return p;
 }
 
-// (n, c, kh, kw, oh, ow): each output position's window in a tensor of the padded size.
-at::Tensor windows(const at::Tensor& padded, const Pool2d& p) {
-  const auto s = padded.strides();
-  return padded.as_strided({padded.size(0), padded.size(1), p.kh, p.kw, p.oh, p.ow},
-                           {s[0], s[1], p.dh * s[2], p.dw * s[3], p.sh * s[2], p.sw * s[3]}, padded.storage_offset());
-}
-
-// Flat input index (h * W + w) of kernel offset (0, 0) for every output position, on the device.
-at::Tensor base_index(const Pool2d& p, const at::Device& device) {
-  const auto cpu = at::TensorOptions().dtype(c10::kLong);
-  const at::Tensor rows = (at::arange(p.oh, cpu) * p.sh - p.ph).mul_(p.w).view({p.oh, 1});
-  const at::Tensor cols = (at::arange(p.ow, cpu) * p.sw - p.pw).view({1, p.ow});
-  return (rows + cols).to(device);
-}
-
 at::Tensor as4d(const at::Tensor& t) {
   return t.dim() == 3 ? t.unsqueeze(0) : t;
 }
 
-std::tuple<at::Tensor&, at::Tensor&> max_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel,
-                                                    at::IntArrayRef stride, at::IntArrayRef padding,
-                                                    at::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
-                                                    at::Tensor& indices) {
-  const at::Tensor x = as4d(self);
-  const Pool2d p = pool_shape(x, kernel, stride, padding, dilation, ceil_mode);
-  const at::Tensor padded = at::constant_pad_nd(
-      x, {p.pw, p.padded_w() - p.w - p.pw, p.ph, p.padded_h() - p.h - p.ph}, -std::numeric_limits<double>::infinity());
-  const at::Tensor win = windows(padded, p).reshape({x.size(0), x.size(1), p.kh * p.kw, p.oh, p.ow});
-  auto [values, offset] = win.max(2);
-  const at::Tensor row = offset.div(p.kw, "floor");
-  const at::Tensor index = base_index(p, x.device()) + row * (p.dh * p.w) + (offset - row * p.kw) * p.dw;
-  std::vector<int64_t> sizes = {x.size(0), x.size(1), p.oh, p.ow};
-  if (self.dim() == 3) sizes.erase(sizes.begin());
-  at::native::resize_output(out, sizes);
-  at::native::resize_output(indices, sizes);
-  out.copy_(values.view(sizes));
-  indices.copy_(index.view(sizes));
-  return {out, indices};
+// The problem's geometry and layout for a 4-D input; operands are set by the caller.
+kernels::MaxPool2dProblem problem_for(const at::Tensor& x, const Pool2d& p, bool backward) {
+  kernels::MaxPool2dProblem m;
+  kernels::MaxPool2dGeometry& g = m.g;
+  g.batch = x.size(0), g.channels = x.size(1), g.in_h = p.h, g.in_w = p.w, g.out_h = p.oh, g.out_w = p.ow;
+  g.kernel[0] = p.kh, g.kernel[1] = p.kw, g.stride[0] = p.sh, g.stride[1] = p.sw;
+  g.padding[0] = p.ph, g.padding[1] = p.pw, g.dilation[0] = p.dh, g.dilation[1] = p.dw;
+  m.dtype = x.scalar_type();
+  m.channels_fast = x.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
+  m.backward = backward;
+  return m;
 }
 
-at::Tensor& max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel,
-                                    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                                    bool ceil_mode, const at::Tensor& indices, at::Tensor& grad_input) {
+// int64 indices as the kernels bind them: u32 words, strides in words.
+kernels::ImageOperand index_words(const at::Tensor& indices) {
+  kernels::ImageOperand op{device_words(indices)};
+  for (int d = 0; d < 4; ++d) op.strides[d] = 2 * indices.stride(d);
+  return op;
+}
+
+// The computation type's tensor the kernel writes: `target` itself where it already is one (float32 or
+// float64), else a float32 tensor of its sizes and layout that the caller rounds into it.
+at::Tensor written_form(const at::Tensor& target) {
+  if (target.scalar_type() == c10::kFloat || target.scalar_type() == c10::kDouble) return target;
+  return at::empty_like(target, target.options().dtype(c10::kFloat));
+}
+
+// `out` resized as the CPU's structured kernel does: to `sizes`, in the input's layout when resized.
+void resize_like_input(const at::Tensor& out, at::IntArrayRef sizes, const at::Tensor& self) {
+  if (at::native::resize_output(out, sizes) && self.dim() == 4)
+    out.unsafeGetTensorImpl()->empty_tensor_restride(self.suggest_memory_format());
+}
+
+bool max_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride, at::IntArrayRef padding,
+                    at::IntArrayRef dilation, bool ceil_mode, const at::Tensor& out, const at::Tensor& indices) {
+  TORCH_CHECK(out.scalar_type() == self.scalar_type() && indices.scalar_type() == c10::kLong,
+              "max_pool2d: expected out of dtype ", self.scalar_type(), " and indices of dtype Long, got ",
+              out.scalar_type(), " and ", indices.scalar_type());
+  c10::DeviceGuard guard(self.device());
+  const at::Tensor x = as4d(self);
+  const Pool2d p = pool_shape(x, kernel, stride, padding, dilation, ceil_mode);
+  std::vector<int64_t> sizes = {x.size(0), x.size(1), p.oh, p.ow};
+  if (self.dim() == 3) sizes.erase(sizes.begin());
+  // Sized first, so the kernel's check sees every operand; the fallback would size them the same way.
+  resize_like_input(out, sizes, self);
+  resize_like_input(indices, sizes, self);
+  at::assert_no_internal_overlap(out);
+  at::assert_no_internal_overlap(indices);
+  const at::Tensor values = written_form(out);
+  kernels::MaxPool2dProblem m = problem_for(x, p, false);
+  m.image = image_operand(x);
+  m.pooled = image_operand(as4d(values));
+  m.indices = index_words(as4d(indices));
+  runtime::DeviceContext& context = context_of(self);
+  if (!kernels::max_pool2d_unsupported_reason(context, m).empty()) return false;
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::max_pool2d(context, m);
+  }
+  if (!values.is_same(out)) out.copy_(values);
+  return true;
+}
+
+bool max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel,
+                             at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode,
+                             const at::Tensor& indices, const at::Tensor& grad_input) {
+  c10::DeviceGuard guard(self.device());
   const at::Tensor x = as4d(self), grad = as4d(grad_output), saved = as4d(indices);
   const Pool2d p = pool_shape(x, kernel, stride, padding, dilation, ceil_mode);
-  at::Tensor padded = at::zeros({x.size(0), x.size(1), p.padded_h(), p.padded_w()}, grad.options());
-  const at::Tensor win = windows(padded, p);
-  const at::Tensor base = base_index(p, x.device());
-  for (int64_t i = 0; i < p.kh; ++i) {
-    for (int64_t j = 0; j < p.kw; ++j) {
-      const at::Tensor hit = saved.eq(base + (i * p.dh * p.w + j * p.dw));
-      win.select(2, i).select(2, j).add_(grad.mul(hit));
-    }
+  TORCH_CHECK(grad.sizes() == saved.sizes() && grad.size(0) == x.size(0) && grad.size(1) == x.size(1) &&
+                  grad.size(2) == p.oh && grad.size(3) == p.ow,
+              "max_pool2d_backward: grad_output ", grad_output.sizes(), " and indices ", indices.sizes(),
+              " do not match the pooled size of input ", self.sizes());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type() && grad_input.scalar_type() == self.scalar_type() &&
+                  indices.scalar_type() == c10::kLong,
+              "max_pool2d_backward: expected grad_output and grad_input of dtype ", self.scalar_type(),
+              " and indices of dtype Long");
+  resize_like_input(grad_input, self.sizes(), self);
+  at::assert_no_internal_overlap(grad_input);
+  const at::Tensor sums = written_form(grad_input);
+  kernels::MaxPool2dProblem m = problem_for(x, p, true);
+  m.image = image_operand(as4d(sums));
+  m.pooled = image_operand(grad);
+  m.indices = index_words(saved);
+  runtime::DeviceContext& context = context_of(self);
+  if (!kernels::max_pool2d_unsupported_reason(context, m).empty()) return false;
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::max_pool2d(context, m);
   }
-  const at::Tensor result = padded.narrow(2, p.ph, p.h).narrow(3, p.pw, p.w);
-  at::native::resize_output(grad_input, self.sizes());
-  grad_input.copy_(self.dim() == 3 ? result.squeeze(0) : result);
-  return grad_input;
+  if (!sums.is_same(grad_input)) grad_input.copy_(sums);
+  return true;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

@@ -50,7 +50,7 @@ LaunchPlan<wgsl::Conv2dDepthwiseParams> depthwise_plan(runtime::DeviceContext& c
   launch.require(c.weight.ref.dtype == type && (!c.bias || c.bias->dtype == type), "operands of different dtypes");
   launch.require(c.out.ref.dtype == c10::kFloat, "an output other than float32");
   for (const ConvOperand* op : {&read, &c.weight, &c.out})
-    launch.require(strides_fit(*op), "a negative stride or one above 2^32");
+    launch.require(image_strides_fit(*op), "a negative stride or one above 2^32");
   if (!launch.ok()) return plan;
   const uint64_t count =
       backward ? g.batch * g.in_channels * g.in_h * g.in_w : g.batch * g.out_channels * g.out_h * g.out_w;
@@ -61,16 +61,16 @@ LaunchPlan<wgsl::Conv2dDepthwiseParams> depthwise_plan(runtime::DeviceContext& c
   p.channels = static_cast<uint32_t>(backward ? g.in_channels : g.out_channels);
   put_depthwise_window(g, p);
   p.kernel_h = static_cast<uint32_t>(g.kernel_h);
-  put_strides(read, p.input);
-  put_strides(c.weight, p.weight);
-  put_strides(c.out, p.dst);
+  put_image_strides(read, p.input);
+  put_image_strides(c.weight, p.weight);
+  put_image_strides(c.out, p.dst);
   const uint64_t x_sizes[4] = {g.batch, g.in_channels, g.in_h, g.in_w};
   const uint64_t w_sizes[4] = {g.out_channels, 1, g.kernel_h, g.kernel_w};
   const uint64_t y_sizes[4] = {g.batch, g.out_channels, g.out_h, g.out_w};
-  p.out_offset = launch.bind(c.out.ref, span_of(c.out, backward ? x_sizes : y_sizes));
-  p.input_offset = launch.bind(read.ref, span_of(read, backward ? y_sizes : x_sizes));
-  p.weight_offset = launch.bind(c.weight.ref, span_of(c.weight, w_sizes));
-  p.bias_offset = c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(c.weight.ref, span_of(c.weight, w_sizes));
+  p.out_offset = launch.bind(c.out.ref, image_span(c.out, backward ? x_sizes : y_sizes));
+  p.input_offset = launch.bind(read.ref, image_span(read, backward ? y_sizes : x_sizes));
+  p.weight_offset = launch.bind(c.weight.ref, image_span(c.weight, w_sizes));
+  p.bias_offset = c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(c.weight.ref, image_span(c.weight, w_sizes));
   return plan;
 }
 
@@ -145,7 +145,7 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
   launch.require(c.grad_output.ref.dtype == type, "operands of different dtypes");
   launch.require(c.out.ref.dtype == c10::kFloat, "an output other than float32");
   for (const ConvOperand* op : {&c.input, &c.grad_output, &c.out})
-    launch.require(strides_fit(*op), "a negative stride or one above 2^32");
+    launch.require(image_strides_fit(*op), "a negative stride or one above 2^32");
   if (!launch.ok()) return plan;
   const uint64_t pixels = g.batch * g.out_h * g.out_w, taps = g.kernel_h * g.kernel_w;
   const uint64_t tiles = (taps + kMaxWeightTile - 1) / kMaxWeightTile;
@@ -173,8 +173,8 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
   p.out_channels = static_cast<uint32_t>(g.out_channels);
   p.taps = static_cast<uint32_t>(taps);
   put_depthwise_window(g, p);
-  put_strides(c.input, p.input);
-  put_strides(c.grad_output, p.grad);
+  put_image_strides(c.input, p.input);
+  put_image_strides(c.grad_output, p.grad);
   const uint64_t x_sizes[4] = {g.batch, g.in_channels, g.in_h, g.in_w};
   const uint64_t w_sizes[4] = {g.out_channels, 1, g.kernel_h, g.kernel_w};
   const uint64_t y_sizes[4] = {g.batch, g.out_channels, g.out_h, g.out_w};
@@ -188,10 +188,10 @@ WeightPlan depthwise_weight_plan(runtime::DeviceContext& context, const Conv2dPr
     const uint32_t dst[4] = {static_cast<uint32_t>(c.out.strides[0]), static_cast<uint32_t>(c.out.strides[2]),
                              static_cast<uint32_t>(c.out.strides[3]), 0};
     std::copy(dst, dst + 4, p.dst);
-    p.out_offset = launch.bind(c.out.ref, span_of(c.out, w_sizes));
+    p.out_offset = launch.bind(c.out.ref, image_span(c.out, w_sizes));
   }
-  p.input_offset = launch.bind(c.input.ref, span_of(c.input, x_sizes));
-  p.grad_offset = launch.bind(c.grad_output.ref, span_of(c.grad_output, y_sizes));
+  p.input_offset = launch.bind(c.input.ref, image_span(c.input, x_sizes));
+  p.grad_offset = launch.bind(c.grad_output.ref, image_span(c.grad_output, y_sizes));
   return plan;
 }
 

@@ -161,7 +161,7 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
   launch.require(g.groups > 0 && g.in_channels % g.groups == 0 && g.out_channels % g.groups == 0,
                  "channels not divisible by groups");
   for (const ConvOperand* op : {&windowed, &plain, &c.out})
-    launch.require(strides_fit(*op), "a negative stride or one above 2^32");
+    launch.require(image_strides_fit(*op), "a negative stride or one above 2^32");
   if (!launch.ok()) return plan;
   const GemmShape s = gemm_shape(c, walk);
   plan.shape = s;
@@ -209,8 +209,8 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
   p.group_out = static_cast<uint32_t>(g.out_channels / g.groups);
   p.channels = grad_input ? p.group_out : p.group_in;
   require_spatial(launch, g);
-  put_strides(windowed, p.window);
-  put_strides(plain, p.plain);
+  put_image_strides(windowed, p.window);
+  put_image_strides(plain, p.plain);
 
   const uint64_t x_sizes[4] = {g.batch, g.in_channels, g.in_h, g.in_w};
   const uint64_t w_sizes[4] = {g.out_channels, g.in_channels / g.groups, g.kernel_h, g.kernel_w};
@@ -228,11 +228,11 @@ Plan plan(runtime::DeviceContext& context, const Conv2dProblem& c, const Walk& w
     launch.require_u32(plan.slices * g.out_channels * cols, "partial sums");
     p.out_offset = launch.bind(*partials, plan.slices * g.out_channels * cols);
   } else {
-    put_strides(c.out, p.dst);
-    p.out_offset = launch.bind(c.out.ref, span_of(c.out, out_sizes));
+    put_image_strides(c.out, p.dst);
+    p.out_offset = launch.bind(c.out.ref, image_span(c.out, out_sizes));
   }
-  p.window_offset = launch.bind(windowed.ref, span_of(windowed, grad_input ? y_sizes : x_sizes));
-  const uint64_t plain_span = span_of(plain, c.pass == ConvPass::GradWeight ? y_sizes : w_sizes);
+  p.window_offset = launch.bind(windowed.ref, image_span(windowed, grad_input ? y_sizes : x_sizes));
+  const uint64_t plain_span = image_span(plain, c.pass == ConvPass::GradWeight ? y_sizes : w_sizes);
   p.plain_offset = launch.bind(plain.ref, plain_span);
   p.bias_offset = c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(plain.ref, plain_span);
 
@@ -294,24 +294,6 @@ std::vector<Walk> walks(const Conv2dProblem& c) {
 
 namespace conv {
 
-// Elements from an operand's first to the last one its strides reach over `sizes` (0 when empty).
-uint64_t span_of(const ConvOperand& op, const uint64_t (&sizes)[4]) {
-  uint64_t last = 0;
-  for (int d = 0; d < 4; ++d) {
-    if (sizes[d] == 0) return 0;
-    last += (sizes[d] - 1) * static_cast<uint64_t>(op.strides[d]);
-  }
-  return last + 1;
-}
-
-bool strides_fit(const ConvOperand& op) {
-  return std::all_of(op.strides, op.strides + 4, [](int64_t s) { return s >= 0 && s <= 0xFFFFFFFFll; });
-}
-
-void put_strides(const ConvOperand& op, uint32_t* out) {
-  for (int d = 0; d < 4; ++d) out[d] = static_cast<uint32_t>(op.strides[d]);
-}
-
 std::string load(c10::ScalarType type, const char* array) {
   return typed_load(type, array, "i");
 }
@@ -335,12 +317,12 @@ void sum_slices(runtime::DeviceContext& context, const Conv2dProblem& c, const D
   params.dims[2] = static_cast<uint32_t>(slices);
   params.dims[3] = static_cast<uint32_t>(rows * cols);
   const uint64_t w_sizes[4] = {c.g.out_channels, c.g.in_channels / c.g.groups, c.g.kernel_h, c.g.kernel_w};
-  params.out[0] = launch.bind(c.out.ref, span_of(c.out, w_sizes));
+  params.out[0] = launch.bind(c.out.ref, image_span(c.out, w_sizes));
   params.out[2] = static_cast<uint32_t>(c.out.strides[0]);
   params.out[3] = 1;
   params.partials[0] = launch.bind(partials, slices * rows * cols);
   params.partials[1] = static_cast<uint32_t>(rows * cols);
-  params.addend[0] = launch.bind(c.out.ref, span_of(c.out, w_sizes));
+  params.addend[0] = launch.bind(c.out.ref, image_span(c.out, w_sizes));
   plan.run("conv2d_split_sum",
            [] {
              return render(wgsl::gemm_split_sum, {{"acc", "f32"},

@@ -9,16 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "kernels/tensor_ref.h"
+#include "kernels/image_operand.h"
 #include "runtime/device.h"
 
 namespace torch_dml::kernels {
 
-// A 4-D operand: its buffer and its strides in elements, in torch's dimension order.
-struct ConvOperand {
-  DeviceTensorRef ref;
-  int64_t strides[4] = {};
-};
+using ConvOperand = ImageOperand;
 
 struct Conv2dGeometry {
   uint64_t batch = 0, in_channels = 0, out_channels = 0, groups = 1;

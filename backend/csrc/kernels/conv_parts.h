@@ -11,7 +11,7 @@
 #include "kernels/conv_kernel.h"
 #include "kernels/launch.h"
 
-// In a namespace of their own, since generic names such as load() and span_of() would otherwise sit
+// In a namespace of their own, since generic names such as load() would otherwise sit
 // in kernels:: beside every other kernel file's.
 namespace torch_dml::kernels::conv {
 
@@ -23,10 +23,6 @@ constexpr uint64_t kMaxDepth = 32768;
 // The op of each ConvPass, in its order.
 inline constexpr const char* kPassOps[] = {"conv2d", "conv2d_grad_input", "conv2d_grad_weight"};
 
-// Elements from an operand's first to the last one its strides reach over `sizes` (0 when empty).
-uint64_t span_of(const ConvOperand& op, const uint64_t (&sizes)[4]);
-bool strides_fit(const ConvOperand& op);
-void put_strides(const ConvOperand& op, uint32_t* out);
 // The WGSL expression loading element `i` of `array` of `type` as float32.
 std::string load(c10::ScalarType type, const char* array);
 // The kernels compute spatial positions in i32: every extent must stay far below 2^31.

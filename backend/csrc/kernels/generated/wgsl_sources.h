@@ -4223,6 +4223,263 @@ R"wgsl( k)) {
 )wgsl",
 layer_norm_held_backward_holes, 16};
 
+inline constexpr std::string_view max_pool2d_holes[] = {"channels_fast", "element", "real", "bits", "sign_bit", "abs_mask", "inf_bits", "load", "zero", "workgroup_size"};
+inline constexpr Family max_pool2d{"max_pool2d",
+R"wgsl(// max_pool2d's forward: one thread per output element scans its window and writes the maximum and its
+// flat input index h * W + w (an int64: low word, high word 0). The CPU's rule, kept exactly: rows
+// from oh * stride - pad in steps of the dilation, the first inside the image first, up to the
+// image's edge; a value replaces the running maximum when it is greater or NaN (so the last NaN of a
+// window wins), ties keep the first; a window of -inf reports its first in-range element. Values are
+// ordered on their bits (a driver that flushes subnormals compares them equal to 0 and to each other)
+// and moved as loaded, never computed on. Any layout is read and written through its strides.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+const CHANNELS_FAST: bool = {{channels_fast}};
+
+// ---- lib/pool_window.wgsl ----
+// What max_pool2d's forward and backward kernels share: the uniform block (one layout, so one host-side
+// fill serves both) and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a
+// window may start in the padding; the host keeps every extent below 2^30, and nothing here divides
+// a negative number (the first in-range tap is found with unsigned arithmetic).
+
+struct Params {
+  count: u32,      // threads: output elements (forward) or input elements (backward)
+  channels: u32,
+  in_h: u32,
+  in_w: u32,
+  out_h: u32,
+  out_w: u32,
+  kernel_h: u32,
+  kernel_w: u32,
+  stride_h: u32,
+  stride_w: u32,
+  pad_h: u32,
+  pad_w: u32,
+  dilation_h: u32,
+  dilation_w: u32,
+  image_offset: u32,  // first element of the input (forward) or grad_input (backward)
+  pooled_offset: u32, // first element of the values (forward) or grad_output (backward)
+  index_offset: u32,  // first u32 word of the int64 indices
+  image: vec4<u32>,   // strides (n, c, h, w) of the input or grad_input, in elements
+  pooled: vec4<u32>,  // of the values or grad_output, in elements
+  index: vec4<u32>,   // of the indices, in u32 words
+}
+
+// Thread t's (n, c, y, x) in a grid of `h` x `w` positions per plane: x fastest, or, for tensors
+// stored channels_last, c fastest, so that neighbouring threads touch neighbouring elements.
+fn grid_position(t: u32, h: u32, w: u32) -> vec4<u32> {
+  if (CHANNELS_FAST) {
+    let c = t % p.channels;
+    let rest = t / p.channels;
+    return vec4<u32>(rest / (h * w), c, (rest / w) % h, rest % w);
+  }
+  let plane = t / (h * w);
+  return vec4<u32>(plane / p.channels, plane % p.channels, (t / w) % h, t % w);
+}
+
+fn element_at(strides: vec4<u32>, at: vec4<u32>) -> u32 {
+  return at.x * strides.x + at.y * strides.y + at.z * strides.z + at.w * strides.w;
+}
+
+// The first tap of a window starting at `start` (possibly negative) that lies at or after 0, stepping
+// by `dilation`: the CPU's `while (start < 0) start += dilation`.
+fn first_tap(start: i32, dilation: u32) -> i32 {
+  if (start >= 0) { return start; }
+  let steps = (u32(-start) + dilation - 1u) / dilation;
+  return start + i32(steps * dilation);
+}
+// ---- end of lib/pool_window.wgsl ----
+@group(0) @binding(0) var<storage, read_write> image: array<{{element}}>;
+@group(0) @binding(1) var<storage, read_write> pooled: array<{{real}}>;
+@group(0) @binding(2) var<storage, read_write> indices: array<u32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+alias real = {{real}};
+alias bits = {{bits}};
+
+const SIGN_BIT: bits = {{sign_bit}};
+const ABS_MASK: bits = {{abs_mask}};
+const INF_BITS: bits = {{inf_bits}};
+
+fn load(i: u32) -> real {
+  return {{load}};
+}
+
+// An unsigned key in the floats' order: +0 and -0 share one, NaN is tested apart.
+fn order_key(u: bits) -> bits {
+  if ((u & ABS_MASK) == {{zero}}) { return SIGN_BIT; }
+  if ((u & SIGN_BIT) != {{zero}}) { return ~u; }
+  return u | SIGN_BIT;
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let at = grid_position(t, p.out_h, p.out_w);
+  let plane = p.image_offset + at.x * p.image.x + at.y * p.image.y;
+  let start_h = i32(at.z * p.stride_h) - i32(p.pad_h);
+  let start_w = i32(at.w * p.stride_w) - i32(p.pad_w);
+  let end_h = min(start_h + i32((p.kernel_h - 1u) * p.dilation_h + 1u), i32(p.in_h));
+  let end_w = min(start_w + i32((p.kernel_w - 1u) * p.dilation_w + 1u), i32(p.in_w));
+  let h0 = first_tap(start_h, p.dilation_h);
+  let w0 = first_tap(start_w, p.dilation_w);
+  var best = bitcast<real>(SIGN_BIT | INF_BITS);
+  var best_key = order_key(SIGN_BIT | INF_BITS);
+  var best_nan = false;
+  var index = u32(h0) * p.in_w + u32(w0);
+  for (var h = h0; h < end_h; h += i32(p.dilation_h)) {
+    for (var w = w0; w < end_w; w += i32(p.dilation_w)) {
+      let v = load(plane + u32(h) * p.image.z + u32(w) * p.image.w);
+      let u = bitcast<bits>(v);
+      let nan = (u & ABS_MASK) > INF_BITS;
+      let key = order_key(u);
+      if (nan || (!best_nan && key > best_key)) {
+        best = v;
+        best_key = key;
+        best_nan = nan;
+        index = u32(h) * p.in_w + u32(w);
+      }
+    }
+  }
+  pooled[p.pooled_offset + element_at(p.pooled, at)] = best;
+  let word = p.index_offset + element_at(p.index, at);
+  indices[word] = index;
+  indices[word + 1u] = 0u;
+}
+)wgsl",
+max_pool2d_holes, 10};
+
+inline constexpr std::string_view max_pool2d_backward_holes[] = {"channels_fast", "real", "element", "load", "workgroup_size", "zero"};
+inline constexpr Family max_pool2d_backward{"max_pool2d_backward",
+R"wgsl(// max_pool2d's backward as a gather, without atomics: one thread per input element adds the gradient
+// of every output whose saved index is this element. The outputs whose windows reach input row h are
+// a range, [first_source, end_source) (CUDA's bounds), so a thread walks only those, in increasing
+// (oh, ow): the order in which the CPU adds them into one element, so float32 sums match it bit for
+// bit. The sum is kept in the computation type and rounded once (the CPU rounds a 16-bit sum at each
+// add; CUDA does as here). An index that points outside its output's window adds nothing (the CPU
+// would add it there).
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+const CHANNELS_FAST: bool = {{channels_fast}};
+
+// ---- lib/pool_window.wgsl ----
+// What max_pool2d's forward and backward kernels share: the uniform block (one layout, so one host-side
+// fill serves both) and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a
+// window may start in the padding; the host keeps every extent below 2^30, and nothing here divides
+// a negative number (the first in-range tap is found with unsigned arithmetic).
+
+struct Params {
+  count: u32,      // threads: output elements (forward) or input elements (backward)
+  channels: u32,
+  in_h: u32,
+  in_w: u32,
+  out_h: u32,
+  out_w: u32,
+  kernel_h: u32,
+  kernel_w: u32,
+  stride_h: u32,
+  stride_w: u32,
+  pad_h: u32,
+  pad_w: u32,
+  dilation_h: u32,
+  dilation_w: u32,
+  image_offset: u32,  // first element of the input (forward) or grad_input (backward)
+  pooled_offset: u32, // first element of the values (forward) or grad_output (backward)
+  index_offset: u32,  // first u32 word of the int64 indices
+  image: vec4<u32>,   // strides (n, c, h, w) of the input or grad_input, in elements
+  pooled: vec4<u32>,  // of the values or grad_output, in elements
+  index: vec4<u32>,   // of the indices, in u32 words
+}
+
+// Thread t's (n, c, y, x) in a grid of `h` x `w` positions per plane: x fastest, or, for tensors
+// stored channels_last, c fastest, so that neighbouring threads touch neighbouring elements.
+fn grid_position(t: u32, h: u32, w: u32) -> vec4<u32> {
+  if (CHANNELS_FAST) {
+    let c = t % p.channels;
+    let rest = t / p.channels;
+    return vec4<u32>(rest / (h * w), c, (rest / w) % h, rest % w);
+  }
+  let plane = t / (h * w);
+  return vec4<u32>(plane / p.channels, plane % p.channels, (t / w) % h, t % w);
+}
+
+fn element_at(strides: vec4<u32>, at: vec4<u32>) -> u32 {
+  return at.x * strides.x + at.y * strides.y + at.z * strides.z + at.w * strides.w;
+}
+
+// The first tap of a window starting at `start` (possibly negative) that lies at or after 0, stepping
+// by `dilation`: the CPU's `while (start < 0) start += dilation`.
+fn first_tap(start: i32, dilation: u32) -> i32 {
+  if (start >= 0) { return start; }
+  let steps = (u32(-start) + dilation - 1u) / dilation;
+  return start + i32(steps * dilation);
+}
+// ---- end of lib/pool_window.wgsl ----
+@group(0) @binding(0) var<storage, read_write> image: array<{{real}}>;
+@group(0) @binding(1) var<storage, read_write> pooled: array<{{element}}>;
+@group(0) @binding(2) var<storage, read_write> indices: array<u32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+alias real = {{real}};
+
+fn load(i: u32) -> real {
+  return {{load}};
+}
+
+// The first output along one axis whose window, `span` long from o * stride - pad, reaches x.
+fn first_source(x: u32, pad: u32, span: u32, stride: u32) -> u32 {
+  if (x + pad < span) { return 0u; }
+  return (x + pad - span) / stride + 1u;
+}
+
+// One past the last output whose window starts at or before x.
+fn end_source(x: u32, pad: u32, stride: u32, extent: u32) -> u32 {
+  return min((x + pad) / stride + 1u, extent);
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let at = grid_position(t, p.in_h, p.in_w);
+  let here = at.z * p.in_w + at.w;
+  var sum = {{zero}};
+  let h_end = end_source(at.z, p.pad_h, p.stride_h, p.out_h);
+  let w_first = first_source(at.w, p.pad_w, (p.kernel_w - 1u) * p.dilation_w + 1u, p.stride_w);
+  let w_end = end_source(at.w, p.pad_w, p.stride_w, p.out_w);
+  for (var oh = first_source(at.z, p.pad_h, (p.kernel_h - 1u) * p.dilation_h + 1u, p.stride_h); oh < h_end; oh++) {
+    for (var ow = w_first; ow < w_end; ow++) {
+      let source = vec4<u32>(at.x, at.y, oh, ow);
+      let word = p.index_offset + element_at(p.index, source);
+      if (indices[word] == here && indices[word + 1u] == 0u) {
+        sum += load(p.pooled_offset + element_at(p.pooled, source));
+      }
+    }
+  }
+  image[p.image_offset + element_at(p.image, at)] = sum;
+}
+)wgsl",
+max_pool2d_backward_holes, 6};
+
 inline constexpr std::string_view nll_loss_holes[] = {"acc", "workgroup_size", "weight_of", "load_input"};
 inline constexpr Family nll_loss{"nll_loss",
 R"wgsl(// Negative log-likelihood over (N, C) log-probabilities with int64 class targets, read as (low, high)

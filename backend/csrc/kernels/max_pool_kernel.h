@@ -1,0 +1,38 @@
+// max_pool2d's forward and backward as one kernel each (wgsl/max_pool2d.wgsl, max_pool2d_backward.wgsl):
+// the forward scans each output's window for the maximum and its flat input index, the backward
+// gathers into each input element the gradients of the outputs that saved it. Every operand is read
+// or written through its strides. Values are written in the computation type (float32, or float64 for
+// a float64 input): the caller rounds to a 16-bit dtype.
+#pragma once
+
+#include <c10/core/ScalarType.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernels/image_operand.h"
+#include "runtime/device.h"
+
+namespace torch_dml::kernels {
+
+struct MaxPool2dGeometry {
+  uint64_t batch = 0, channels = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  uint64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+};
+
+struct MaxPool2dProblem {
+  MaxPool2dGeometry g;
+  c10::ScalarType dtype = c10::kFloat; // the input's (and grad_output's) dtype
+  // Whether the image is stored channels_last: threads then walk channels fastest (speed only).
+  bool channels_fast = false;
+  bool backward = false;
+  ImageOperand image;   // forward: the input (dtype); backward: grad_input (computation type), written
+  ImageOperand pooled;  // forward: the values (computation type), written; backward: grad_output (dtype)
+  ImageOperand indices; // int64, bound as u32 words: ref and strides in words
+};
+
+// "" when the kernel takes the problem, else why not (the caller falls back before writing anything).
+std::string max_pool2d_unsupported_reason(runtime::DeviceContext& context, const MaxPool2dProblem& m);
+void max_pool2d(runtime::DeviceContext& context, const MaxPool2dProblem& m);
+
+} // namespace torch_dml::kernels
