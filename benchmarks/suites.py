@@ -67,6 +67,22 @@ def _reductions(quick: bool) -> Iterator[Case]:
         a = torch.rand(batch, 256, 32, 32, device=device)
         return lambda: torch.softmax(a, 1)
     yield Case("reduction", "softmax dim 1", f"{batch}x256x32x32", "GB/s", make_channels, 8.0 * batch * 256 * 32 * 32)
+    # ResNet's stem pool (3x3, stride 2, pad 1): the forward reads the input and writes values and int64
+    # indices; the backward reads the gradient and indices and writes the input's gradient.
+    batch = 2 if quick else 32
+    image, pooled = batch * 64 * 112 * 112, batch * 64 * 56 * 56
+    def make_pool(device: str, batch: int = batch) -> Callable[[], object]:
+        a = torch.rand(batch, 64, 112, 112, device=device)
+        return lambda: F.max_pool2d(a, 3, 2, 1, return_indices=True)
+    yield Case("reduction", "max_pool2d 3x3/2", f"{batch}x64x112x112", "GB/s", make_pool, 4.0 * image + 12.0 * pooled)
+    def make_pool_backward(device: str, batch: int = batch) -> Callable[[], object]:
+        a = torch.rand(batch, 64, 112, 112, device=device)
+        _, indices = F.max_pool2d(a, 3, 2, 1, return_indices=True)
+        grad = torch.rand(batch, 64, 56, 56, device=device)
+        return lambda: torch.ops.aten.max_pool2d_with_indices_backward(grad, a, [3, 3], [2, 2], [1, 1], [1, 1], False,
+                                                                       indices)
+    yield Case("reduction", "max_pool2d 3x3/2 backward", f"{batch}x64x112x112", "GB/s", make_pool_backward,
+               4.0 * image + 12.0 * pooled)
 
 
 def _gemm(quick: bool) -> Iterator[Case]:
