@@ -52,6 +52,27 @@ class DmlCounter:
                       torch_dml._C._wait_count(self._index) - self._waits)
 
 
+def peak_memory(fn: Callable[[], object], device: str) -> dict[str, Any]:
+    """Device memory over one call of `fn`, from the caching allocator's statistics: the peak of what
+    tensors held (`allocated`) and of what the allocator held from the device (`reserved`, its cache
+    included), both counting what was alive before the call (a model's parameters and optimizer state).
+    dml and CUDA keep the same statistics; the CPU has none, so its rows have no figure."""
+    kind = torch.device(device).type
+    if kind == "cuda":
+        stats = torch.cuda
+    elif kind == "dml":
+        import torch_dml as stats
+    else:
+        return {}
+    index = _index(device)
+    synchronize(device)
+    stats.reset_peak_memory_stats(index)
+    fn()
+    synchronize(device)
+    return {"peak_allocated_bytes": stats.max_memory_allocated(index),
+            "peak_reserved_bytes": stats.max_memory_reserved(index)}
+
+
 def device_clock(device: str) -> tuple[str | None, str]:
     """(who times the kernels: "CUDA" (torch.profiler) or "torch_dml", and how), or (None, why there is no
     device time)."""

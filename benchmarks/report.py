@@ -59,6 +59,29 @@ def detail_table(result: dict[str, Any], kind: str) -> list[str]:
     return lines + [""]
 
 
+def _mib(n: int | None) -> str:
+    return "" if n is None else f"{n / 2**20:.1f}"
+
+
+def memory_table(result: dict[str, Any]) -> list[str]:
+    """Peak device memory over one call of each model-level row, per device (benchmarks/probes.py)."""
+    entries = [e for e in result["comparison"] if e.get("peak_memory")]
+    if not entries:
+        return []
+    kinds = sorted({k for e in entries for k in e["peak_memory"]})
+    lines = ["### Peak device memory per call", "",
+             ("*allocated*: what tensors held at the peak; *reserved*: what the caching allocator held from the "
+              "device. Both include what was alive before the call (parameters, optimizer state). "
+              "*dml/cuda*: CUDA's allocated peak over dml's (above 1: dml holds less)."), "",
+             "| suite | case | size |" + "".join(f" {k} allocated MiB | {k} reserved MiB |" for k in kinds)
+             + " dml/cuda |", "|" + " --- |" * (4 + 2 * len(kinds))]
+    for e in entries:
+        cells = "".join(f" {_mib(e['peak_memory'].get(k, {}).get('allocated'))} |"
+                        f" {_mib(e['peak_memory'].get(k, {}).get('reserved'))} |" for k in kinds)
+        lines.append(f"| {e['suite']} | {e['name']} | {e['size']} |{cells} {e.get('dml_vs_cuda_memory', '')} |")
+    return lines + [""]
+
+
 def top_kernels_table(result: dict[str, Any]) -> list[str]:
     """Where each dml row's device time goes: its heaviest kernels per call (benchmarks/probes.py)."""
     rows = [r for r in result.get("rows", []) if r.get("device_top_kernels")]
@@ -87,6 +110,7 @@ def markdown(result: dict[str, Any]) -> str:
     for kind in dict.fromkeys(d.split(":")[0] for d in result["devices"]):
         if kind != "cpu":
             lines += detail_table(result, kind)
+    lines += memory_table(result)
     lines += top_kernels_table(result)
     if result.get("regression_check"):
         lines.append(compare.markdown(result["regression_check"]))

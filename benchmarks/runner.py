@@ -70,6 +70,11 @@ def run_case(case: Case, device: str, repeats: int, device_times: bool = True) -
     except Exception as error:  # noqa: BLE001 -- a row that cannot run is reported, the run goes on
         row.update(status="error", error=f"{type(error).__name__}: {str(error)[:200]}")
         return row
+    if case.unit == "ms/step":  # a model-level row: what a step holds on the device (issue 16's memory target)
+        try:
+            extra.update(probes.peak_memory(fn, device))
+        except Exception as error:  # noqa: BLE001 -- the row was timed; only its memory figure is missing
+            extra["peak_memory_note"] = f"failed: {type(error).__name__}: {str(error)[:160]}"
     if device_times:
         try:
             extra.update(probes.device_time(fn, device, rounds=min(repeats, 3), calls_per_sync=case.inner))
@@ -106,6 +111,9 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kind = row["device"].split(":")[0]
         entry["values"][kind] = row.get("value")
         entry["status"][kind] = row["status"]
+        if row.get("peak_allocated_bytes") is not None:
+            entry.setdefault("peak_memory", {})[kind] = {"allocated": row["peak_allocated_bytes"],
+                                                         "reserved": row["peak_reserved_bytes"]}
         if row.get("peak_share") is not None:
             entry["peak_share"][kind] = row["peak_share"]
             entry.setdefault("peak", {})[kind] = row["peak"]
@@ -116,6 +124,10 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             base = entry["values"].get(other)
             if dml and base:
                 entry[f"dml_vs_{other}"] = round(base / dml if entry["unit"] in lower_is_better else dml / base, 3)
+        memory = entry.get("peak_memory", {})
+        if "dml" in memory and "cuda" in memory and memory["cuda"]["allocated"]:
+            # Like the time ratios, above 1 means dml is better: CUDA's peak over dml's.
+            entry["dml_vs_cuda_memory"] = round(memory["cuda"]["allocated"] / max(memory["dml"]["allocated"], 1), 3)
     return list(table.values())
 
 

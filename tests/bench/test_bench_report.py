@@ -57,3 +57,15 @@ def test_regression_section():
     text = report.markdown(new)
     assert "## Against the baseline (2026-11-27T20:00:00+00:00, commit abc1234)" in text
     assert "| slower | elementwise | add | 1024 | 1 | 1000 us | 2000 us | +100.0% | 5.0% |  |" in text
+
+
+def test_peak_memory_of_model_rows_side_by_side():
+    step = {"suite": "models", "size": "batch 32", "unit": "ms/step"}
+    text = rendered(row("ResNet-18 step", 0.1, peak_allocated_bytes=3 * 2**30, peak_reserved_bytes=4 * 2**30, **step),
+                    row("ResNet-18 step", 0.05, device="cuda", peak_allocated_bytes=2 * 2**30,
+                        peak_reserved_bytes=5 * 2**29, **step),
+                    row("add", 1e-3))
+    assert "### Peak device memory per call" in text
+    # CUDA's allocated peak over dml's: 2 GiB / 3 GiB.
+    assert "| models | ResNet-18 step | batch 32 | 2048.0 | 2560.0 | 3072.0 | 4096.0 | 0.667 |" in text
+    assert "| elementwise | add | 1024 | " not in text.split("### Peak device memory per call")[1]

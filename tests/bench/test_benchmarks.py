@@ -139,3 +139,13 @@ def test_model_rows_run_natively(strict):
     for case in chosen:
         loss = case.make("dml")()
         assert torch.isfinite(loss.cpu()).all(), case.name
+
+
+def test_peak_memory_counts_what_a_call_allocates(dml):
+    held = torch.zeros(1 << 20, device=dml)  # 4 MiB alive before the call
+    figures = probes.peak_memory(lambda: torch.ones(1 << 22, device=dml) * 2, "dml")
+    # The parameters' 4 MiB plus two 16 MiB temporaries at once (ones, and the product).
+    assert figures["peak_allocated_bytes"] >= 4 * 2**20 + 2 * 16 * 2**20
+    assert figures["peak_reserved_bytes"] >= figures["peak_allocated_bytes"]
+    assert probes.peak_memory(lambda: None, "cpu") == {}
+    del held
