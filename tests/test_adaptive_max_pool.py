@@ -3,6 +3,7 @@
 import pytest
 import torch
 import torch.nn.functional as F
+import torch_dml
 
 pytestmark = pytest.mark.usefixtures("strict")
 
@@ -53,3 +54,26 @@ def test_channels_last_and_out_overload():
     torch.ops.aten.adaptive_max_pool2d.out(x.to("dml"), [3, 2], out=out, indices=idx)
     values, indices = torch.ops.aten.adaptive_max_pool2d(x, [3, 2])
     assert torch.equal(out.cpu(), values) and torch.equal(idx.cpu(), indices)
+
+
+def test_backward_is_one_gather_kernel_without_a_wait():
+    # Overlapping windows (7 -> 3 along each axis) on rounded values: several outputs pick one element,
+    # and their gradients add in the CPU's order, so float32 matches it bit for bit.
+    torch.manual_seed(4)
+    x = (torch.randn(2, 3, 7, 7) * 2).round().requires_grad_()
+    values, _ = F.adaptive_max_pool2d(x, 3, return_indices=True)
+    grad = torch.randn(values.shape)
+    values.backward(grad)
+    d = x.detach().to("dml").requires_grad_()
+    got, _ = F.adaptive_max_pool2d(d, 3, return_indices=True)
+    g = grad.to("dml")
+    torch_dml.synchronize()
+    torch_dml._C._start_kernel_timing(0)  # calibrating the clock waits: count after it
+    waits = torch_dml._C._wait_count(0)
+    with torch_dml.strict():
+        got.backward(g)
+    assert torch_dml._C._wait_count(0) == waits  # no index check read back (scatter_add_ waited for one)
+    torch_dml.synchronize()
+    kernels = [t[0] for t in torch_dml._C._stop_kernel_timing(0)]
+    assert kernels == ["adaptive_max_pool2d_backward/f32"], kernels
+    assert torch.equal(d.grad.cpu(), x.grad)

@@ -1,8 +1,9 @@
 // adaptive_max_pool2d (functional and out=) and its backward for float dtypes. The forward is one
 // kernel (kernels/adaptive_max_pool_kernel: each output scans its window) plus a conversion to a
-// 16-bit dtype; the backward adds each output's gradient at its saved index with scatter_add over
-// the flattened planes (native, a deterministic fold in position order). Inputs it cannot take
-// (integer dtypes, a dimension past 32-bit window arithmetic) go to the counted CPU fallback.
+// 16-bit dtype; the backward is one kernel too (each input element gathers the gradients of the
+// outputs that saved it, in the CPU's order), where the kernel declines a scatter_add over the
+// flattened planes. Inputs the forward cannot take (integer dtypes, a dimension past 32-bit window
+// arithmetic) go to the counted CPU fallback.
 #include <ATen/ATen.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
@@ -75,23 +76,44 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> pool(const at::Tensor& self, a
   return std::make_tuple(out, indices);
 }
 
-at::Tensor& pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices,
-                              at::Tensor& grad_input) {
+// The input's gradient in self's dtype, or nullopt where the gather kernel declines.
+std::optional<at::Tensor> gathered(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
+  kernels::AdaptiveMaxPoolProblem a;
+  a.backward = true;
+  a.planes = static_cast<uint64_t>(self.numel() / (self.size(-1) * self.size(-2)));
+  a.in_h = static_cast<uint64_t>(self.size(-2)), a.in_w = static_cast<uint64_t>(self.size(-1));
+  a.out_h = static_cast<uint64_t>(grad_output.size(-2)), a.out_w = static_cast<uint64_t>(grad_output.size(-1));
+  const at::Tensor grad = grad_output.contiguous(), saved = indices.contiguous();
+  const c10::ScalarType real = self.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
+  const at::Tensor sums = at::empty(self.sizes(), grad_output.options().dtype(real));
+  a.src = device_ref(grad);
+  a.out = device_ref(sums);
+  a.indices = device_words(saved);
+  runtime::DeviceContext& context = context_of(self);
+  if (!kernels::adaptive_max_pool_unsupported_reason(context, a).empty()) return std::nullopt;
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::adaptive_max_pool(context, a);
+  }
+  return sums.to(self.scalar_type());
+}
+
+at::Tensor pool_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
   TORCH_CHECK(grad_output.dim() == self.dim() && indices.sizes() == grad_output.sizes(),
               "adaptive_max_pool2d_backward(): grad_output, indices and self do not match: ", grad_output.sizes(),
               ", ", indices.sizes(), ", ", self.sizes());
   c10::DeviceGuard guard(self.device());
+  if (auto result = gathered(grad_output, self, indices)) return *result;
   const int64_t planes = self.numel() / (self.size(-1) * self.size(-2));
   const at::Tensor flat = at::zeros({planes, self.size(-2) * self.size(-1)}, grad_output.options());
   flat.scatter_add_(1, indices.reshape({planes, -1}), grad_output.reshape({planes, -1}));
-  assign_out(grad_input, flat.view(self.sizes()));
-  return grad_input;
+  return flat.view(self.sizes());
 }
 
-at::Tensor pool_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
-  c10::DeviceGuard guard(self.device());
-  at::Tensor grad_input = at::empty({0}, grad_output.options());
-  return pool_backward_out(grad_output, self, indices, grad_input);
+at::Tensor& pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices,
+                              at::Tensor& grad_input) {
+  assign_out(grad_input, pool_backward(grad_output, self, indices));
+  return grad_input;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

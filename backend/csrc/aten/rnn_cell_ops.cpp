@@ -1,7 +1,9 @@
 // The fused LSTM and GRU cells (+ backward). aten's LSTM/GRU cell code calls `_thnn_fused_*_cell` on
 // every accelerator (PrivateUse1 included), and those have no CPU kernel, so without these nn.LSTM and
-// nn.GRU could not run at all. They are composed here from native dml ops (about fifteen dispatches a
-// cell instead of one fused kernel: correct and fallback-free, not yet fast).
+// nn.GRU could not run at all. Each is one kernel (kernels/rnn_cell_kernel), plus a rounding per output
+// for a 16-bit dtype and the batch sums of a bias gradient. What the kernels decline (float64 without
+// shader-f64, more gate elements than 32-bit indices reach) is composed here from dml ops instead
+// (about fifteen dispatches a cell, each op native or falling back on its own).
 //
 // The workspace is private to a forward/backward pair (autograd saves it): the LSTM keeps its four
 // activated gates [i, f, g, o]; the GRU keeps [r, z, n, hx, hn] with hn = the hidden part of the new
@@ -14,6 +16,7 @@
 
 #include "aten/common.h"
 #include "aten/widen.h"
+#include "kernels/rnn_cell_kernel.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -23,7 +26,7 @@ at::Tensor with_bias(const at::Tensor& gates, const std::optional<at::Tensor>& b
   return bias && bias->defined() ? wide + widened(*bias) : wide;
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> composed_lstm_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
                                                          const at::Tensor& cx,
                                                          const std::optional<at::Tensor>& input_bias,
                                                          const std::optional<at::Tensor>& hidden_bias) {
@@ -37,7 +40,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input
   return {hy.to(type), cy.to(type), at::cat({i, f, g, o}, 1).to(type)};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell_backward(const std::optional<at::Tensor>& grad_hy,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> composed_lstm_cell_backward(const std::optional<at::Tensor>& grad_hy,
                                                                   const std::optional<at::Tensor>& grad_cy,
                                                                   const at::Tensor& cx, const at::Tensor& cy,
                                                                   const at::Tensor& workspace, bool has_bias) {
@@ -62,7 +65,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell_backward(const std::opt
   return {grad_gates.to(type), (grad_c * f).to(type), has_bias ? grad_gates.sum(0).to(type) : at::Tensor()};
 }
 
-std::tuple<at::Tensor, at::Tensor> gru_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+std::tuple<at::Tensor, at::Tensor> composed_gru_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
                                             const at::Tensor& hx, const std::optional<at::Tensor>& input_bias,
                                             const std::optional<at::Tensor>& hidden_bias) {
   c10::DeviceGuard guard(input_gates.device());
@@ -77,7 +80,7 @@ std::tuple<at::Tensor, at::Tensor> gru_cell(const at::Tensor& input_gates, const
   return {hy.to(type), at::cat({r, z, n, h, hn}, 1).to(type)};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gru_cell_backward(const at::Tensor& grad_hy,
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> composed_gru_cell_backward(const at::Tensor& grad_hy,
                                                                                         const at::Tensor& workspace,
                                                                                         bool has_bias) {
   c10::DeviceGuard guard(workspace.device());
@@ -91,6 +94,123 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gru_cell_
   const at::Tensor grad_input = at::cat({grad_r, grad_z, grad_n}, 1);
   const at::Tensor grad_hidden = at::cat({grad_r, grad_z, grad_n * r}, 1);
   return {grad_input.to(type), grad_hidden.to(type), (dh * z).to(type),
+          has_bias ? grad_input.sum(0).to(type) : at::Tensor(), has_bias ? grad_hidden.sum(0).to(type) : at::Tensor()};
+}
+
+// ---- The kernels -----------------------------------------------------------------------------------
+
+std::optional<kernels::DeviceTensorRef> operand(const std::optional<at::Tensor>& t) {
+  if (!t || !t->defined()) return std::nullopt;
+  return device_ref(*t);
+}
+
+bool defined(const std::optional<at::Tensor>& t) {
+  return t && t->defined();
+}
+
+// Contiguous, and of the cell's dtype (a bias or gradient of another float dtype is converted).
+at::Tensor dense(const at::Tensor& t, c10::ScalarType type) {
+  return t.to(type).contiguous();
+}
+
+std::optional<at::Tensor> dense(const std::optional<at::Tensor>& t, c10::ScalarType type) {
+  return defined(t) ? std::optional<at::Tensor>(dense(*t, type)) : std::nullopt;
+}
+
+// What the kernel writes for a result of `type`: float32 or float64 as they are, a 16-bit dtype in
+// float32 (rounded by the caller).
+at::Tensor written(at::IntArrayRef sizes, const at::Tensor& like) {
+  const auto type = like.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
+  return at::empty(sizes, like.options().dtype(type));
+}
+
+bool runs(runtime::DeviceContext& context, const kernels::RnnCellProblem& r) {
+  if (!kernels::rnn_cell_unsupported_reason(context, r).empty()) return false;
+  std::lock_guard<std::recursive_mutex> lock(context.mutex());
+  kernels::rnn_cell(context, r);
+  return true;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                                                         const at::Tensor& cx,
+                                                         const std::optional<at::Tensor>& input_bias,
+                                                         const std::optional<at::Tensor>& hidden_bias) {
+  c10::DeviceGuard guard(input_gates.device());
+  const auto type = input_gates.scalar_type();
+  const int64_t batch = cx.size(0), hidden = cx.size(1);
+  // The kernel adds both biases or neither.
+  const bool biased = defined(input_bias) && defined(hidden_bias);
+  if (defined(input_bias) != defined(hidden_bias) || input_gates.dim() != 2 || cx.dim() != 2)
+    return composed_lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias);
+  const at::Tensor ig = dense(input_gates, type), hg = dense(hidden_gates, type), c = dense(cx, type);
+  const auto ib = biased ? dense(input_bias, type) : std::nullopt, hb = biased ? dense(hidden_bias, type) : std::nullopt;
+  const at::Tensor hy = written({batch, hidden}, input_gates), cy = written({batch, hidden}, input_gates);
+  const at::Tensor workspace = written({batch, 4 * hidden}, input_gates);
+  kernels::RnnCellProblem r{kernels::RnnCellPass::LstmForward, type, static_cast<uint64_t>(batch),
+                            static_cast<uint64_t>(hidden),
+                            {device_ref(ig), device_ref(hg), device_ref(c), operand(ib), operand(hb), device_ref(hy),
+                             device_ref(cy), device_ref(workspace)}};
+  if (!runs(context_of(input_gates), r))
+    return composed_lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias);
+  return {hy.to(type), cy.to(type), workspace.to(type)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell_backward(const std::optional<at::Tensor>& grad_hy,
+                                                                  const std::optional<at::Tensor>& grad_cy,
+                                                                  const at::Tensor& cx, const at::Tensor& cy,
+                                                                  const at::Tensor& workspace, bool has_bias) {
+  if (!defined(grad_hy) && !defined(grad_cy)) return {};
+  c10::DeviceGuard guard(workspace.device());
+  const auto type = workspace.scalar_type();
+  const int64_t batch = cx.size(0), hidden = cx.size(1);
+  const auto dh = dense(grad_hy, type), dc = dense(grad_cy, type);
+  const at::Tensor c = dense(cx, type), c_out = dense(cy, type), saved = dense(workspace, type);
+  const at::Tensor grad_gates = written({batch, 4 * hidden}, workspace), grad_cx = written({batch, hidden}, workspace);
+  kernels::RnnCellProblem r{kernels::RnnCellPass::LstmBackward, type, static_cast<uint64_t>(batch),
+                            static_cast<uint64_t>(hidden),
+                            {operand(dh), operand(dc), device_ref(c), device_ref(c_out), device_ref(saved),
+                             device_ref(grad_gates), device_ref(grad_cx)}};
+  if (!runs(context_of(workspace), r))
+    return composed_lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias);
+  return {grad_gates.to(type), grad_cx.to(type), has_bias ? grad_gates.sum(0).to(type) : at::Tensor()};
+}
+
+std::tuple<at::Tensor, at::Tensor> gru_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                                            const at::Tensor& hx, const std::optional<at::Tensor>& input_bias,
+                                            const std::optional<at::Tensor>& hidden_bias) {
+  c10::DeviceGuard guard(input_gates.device());
+  const auto type = input_gates.scalar_type();
+  const int64_t batch = hx.size(0), hidden = hx.size(1);
+  const bool biased = defined(input_bias) && defined(hidden_bias);
+  if (defined(input_bias) != defined(hidden_bias) || input_gates.dim() != 2 || hx.dim() != 2)
+    return composed_gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias);
+  const at::Tensor ig = dense(input_gates, type), hg = dense(hidden_gates, type), h = dense(hx, type);
+  const auto ib = biased ? dense(input_bias, type) : std::nullopt, hb = biased ? dense(hidden_bias, type) : std::nullopt;
+  const at::Tensor hy = written({batch, hidden}, input_gates), workspace = written({batch, 5 * hidden}, input_gates);
+  kernels::RnnCellProblem r{kernels::RnnCellPass::GruForward, type, static_cast<uint64_t>(batch),
+                            static_cast<uint64_t>(hidden),
+                            {device_ref(ig), device_ref(hg), device_ref(h), operand(ib), operand(hb), device_ref(hy),
+                             device_ref(workspace)}};
+  if (!runs(context_of(input_gates), r))
+    return composed_gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias);
+  return {hy.to(type), workspace.to(type)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gru_cell_backward(const at::Tensor& grad_hy,
+                                                                                        const at::Tensor& workspace,
+                                                                                        bool has_bias) {
+  c10::DeviceGuard guard(workspace.device());
+  const auto type = workspace.scalar_type();
+  const int64_t batch = grad_hy.size(0), hidden = grad_hy.size(1);
+  const at::Tensor dh = dense(grad_hy, type), saved = dense(workspace, type);
+  const at::Tensor grad_input = written({batch, 3 * hidden}, workspace);
+  const at::Tensor grad_hidden = written({batch, 3 * hidden}, workspace), grad_hx = written({batch, hidden}, workspace);
+  kernels::RnnCellProblem r{kernels::RnnCellPass::GruBackward, type, static_cast<uint64_t>(batch),
+                            static_cast<uint64_t>(hidden),
+                            {device_ref(dh), device_ref(saved), device_ref(grad_input), device_ref(grad_hidden),
+                             device_ref(grad_hx)}};
+  if (!runs(context_of(workspace), r)) return composed_gru_cell_backward(grad_hy, workspace, has_bias);
+  return {grad_input.to(type), grad_hidden.to(type), grad_hx.to(type),
           has_bias ? grad_input.sum(0).to(type) : at::Tensor(), has_bias ? grad_hidden.sum(0).to(type) : at::Tensor()};
 }
 

@@ -27,6 +27,27 @@ static_assert(offsetof(AdaptiveMaxPoolParams, out_h) == 24);
 static_assert(offsetof(AdaptiveMaxPoolParams, out_w) == 28);
 static_assert(sizeof(AdaptiveMaxPoolParams) == 32);
 
+// The uniform block of adaptive_max_pool_backward.wgsl.
+struct alignas(16) AdaptiveMaxPoolBackwardParams {
+  uint32_t count = {};
+  uint32_t grad_offset = {};
+  uint32_t out_offset = {};
+  uint32_t index_offset = {};
+  uint32_t in_h = {};
+  uint32_t in_w = {};
+  uint32_t out_h = {};
+  uint32_t out_w = {};
+};
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, count) == 0);
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, grad_offset) == 4);
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, out_offset) == 8);
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, index_offset) == 12);
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, in_h) == 16);
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, in_w) == 20);
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, out_h) == 24);
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, out_w) == 28);
+static_assert(sizeof(AdaptiveMaxPoolBackwardParams) == 32);
+
 // The uniform block of attention.wgsl.
 struct alignas(16) AttentionParams {
   uint32_t heads = {};
@@ -630,6 +651,36 @@ static_assert(offsetof(GemmSplitSumParams, addend) == 48);
 static_assert(offsetof(GemmSplitSumParams, scalars) == 64);
 static_assert(sizeof(GemmSplitSumParams) == 80);
 
+// The uniform block of gru_cell.wgsl.
+struct alignas(16) GruCellParams {
+  uint32_t count = {};
+  uint32_t hidden = {};
+  uint32_t unused0 = {};
+  uint32_t unused1 = {};
+  uint32_t offsets[2][4] = {};
+};
+static_assert(offsetof(GruCellParams, count) == 0);
+static_assert(offsetof(GruCellParams, hidden) == 4);
+static_assert(offsetof(GruCellParams, unused0) == 8);
+static_assert(offsetof(GruCellParams, unused1) == 12);
+static_assert(offsetof(GruCellParams, offsets) == 16);
+static_assert(sizeof(GruCellParams) == 48);
+
+// The uniform block of gru_cell_backward.wgsl.
+struct alignas(16) GruCellBackwardParams {
+  uint32_t count = {};
+  uint32_t hidden = {};
+  uint32_t unused0 = {};
+  uint32_t unused1 = {};
+  uint32_t offsets[2][4] = {};
+};
+static_assert(offsetof(GruCellBackwardParams, count) == 0);
+static_assert(offsetof(GruCellBackwardParams, hidden) == 4);
+static_assert(offsetof(GruCellBackwardParams, unused0) == 8);
+static_assert(offsetof(GruCellBackwardParams, unused1) == 12);
+static_assert(offsetof(GruCellBackwardParams, offsets) == 16);
+static_assert(sizeof(GruCellBackwardParams) == 48);
+
 // The uniform block of index_add.wgsl.
 struct alignas(16) IndexAddParams {
   uint32_t units = {};
@@ -823,6 +874,36 @@ static_assert(offsetof(LayerNormHeldBackwardParams, mean_offset) == 24);
 static_assert(offsetof(LayerNormHeldBackwardParams, rstd_offset) == 28);
 static_assert(offsetof(LayerNormHeldBackwardParams, weight_offset) == 32);
 static_assert(sizeof(LayerNormHeldBackwardParams) == 48);
+
+// The uniform block of lstm_cell.wgsl.
+struct alignas(16) LstmCellParams {
+  uint32_t count = {};
+  uint32_t hidden = {};
+  uint32_t unused0 = {};
+  uint32_t unused1 = {};
+  uint32_t offsets[2][4] = {};
+};
+static_assert(offsetof(LstmCellParams, count) == 0);
+static_assert(offsetof(LstmCellParams, hidden) == 4);
+static_assert(offsetof(LstmCellParams, unused0) == 8);
+static_assert(offsetof(LstmCellParams, unused1) == 12);
+static_assert(offsetof(LstmCellParams, offsets) == 16);
+static_assert(sizeof(LstmCellParams) == 48);
+
+// The uniform block of lstm_cell_backward.wgsl.
+struct alignas(16) LstmCellBackwardParams {
+  uint32_t count = {};
+  uint32_t hidden = {};
+  uint32_t unused0 = {};
+  uint32_t unused1 = {};
+  uint32_t offsets[2][4] = {};
+};
+static_assert(offsetof(LstmCellBackwardParams, count) == 0);
+static_assert(offsetof(LstmCellBackwardParams, hidden) == 4);
+static_assert(offsetof(LstmCellBackwardParams, unused0) == 8);
+static_assert(offsetof(LstmCellBackwardParams, unused1) == 12);
+static_assert(offsetof(LstmCellBackwardParams, offsets) == 16);
+static_assert(sizeof(LstmCellBackwardParams) == 48);
 
 // The uniform block of max_pool2d.wgsl.
 struct alignas(16) MaxPool2dParams {

@@ -88,6 +88,74 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 adaptive_max_pool_holes, 6};
 
+inline constexpr std::string_view adaptive_max_pool_backward_holes[] = {"element", "real", "load", "workgroup_size", "zero"};
+inline constexpr Family adaptive_max_pool_backward{"adaptive_max_pool_backward",
+R"wgsl(// adaptive_max_pool2d's backward as a gather, without atomics: one thread per input element of an
+// NCHW-contiguous gradient adds the gradients of the outputs whose windows hold it and whose saved
+// index is it. Output row oh's window is [floor(oh H / OH), ceil((oh + 1) H / OH)), so the rows holding
+// input row h are [floor(h OH / H), ceil((h + 1) OH / H)), walked in increasing (oh, ow): the CPU's
+// order of addition, so float32 sums match it bit for bit. The sum is kept in the computation type
+// and rounded once. Unsigned integer arithmetic throughout.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+struct Params {
+  count: u32,        // input elements (planes * in_h * in_w)
+  grad_offset: u32,  // first element of grad_output within its window
+  out_offset: u32,   // first element of grad_input
+  index_offset: u32, // first index (in u32 words) within its window
+  in_h: u32,
+  in_w: u32,
+  out_h: u32,
+  out_w: u32,
+}
+
+@group(0) @binding(0) var<storage, read_write> grad: array<{{element}}>;
+@group(0) @binding(1) var<storage, read_write> out: array<{{real}}>;
+@group(0) @binding(2) var<storage, read_write> indices: array<u32>;
+@group(0) @binding(3) var<uniform> p: Params;
+
+alias real = {{real}};
+
+fn load(i: u32) -> real {
+  return {{load}};
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let per_plane = p.in_h * p.in_w;
+  let plane = t / per_plane;
+  let here = t % per_plane;
+  let h = here / p.in_w;
+  let w = here % p.in_w;
+  let h_end = ((h + 1u) * p.out_h + p.in_h - 1u) / p.in_h;
+  let w_first = (w * p.out_w) / p.in_w;
+  let w_end = ((w + 1u) * p.out_w + p.in_w - 1u) / p.in_w;
+  let pooled = plane * p.out_h * p.out_w;
+  var sum = {{zero}};
+  for (var oh = (h * p.out_h) / p.in_h; oh < h_end; oh++) {
+    for (var ow = w_first; ow < w_end; ow++) {
+      let k = pooled + oh * p.out_w + ow;
+      if (indices[p.index_offset + 2u * k] == here && indices[p.index_offset + 2u * k + 1u] == 0u) {
+        sum += load(p.grad_offset + k);
+      }
+    }
+  }
+  out[p.out_offset + t] = sum;
+}
+)wgsl",
+adaptive_max_pool_backward_holes, 5};
+
 inline constexpr std::string_view attention_holes[] = {"split", "tile_rows", "qk_vec4s", "v_vec4s", "tile_a_size", "tile_b_size", "load_q", "load_k", "load_v", "load_dout", "mask_value"};
 inline constexpr Family attention{"attention",
 R"wgsl(// Fused scaled-dot-product attention, forward and backward, for (batch * heads) problems whose rows
@@ -3213,6 +3281,185 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 )wgsl",
 gemm_split_sum_holes, 7};
 
+inline constexpr std::string_view gru_cell_holes[] = {"real", "element", "has_bias", "load_input_gates", "load_hidden_gates", "load_hx", "load_input_bias", "load_hidden_bias", "helpers", "workgroup_size"};
+inline constexpr Family gru_cell{"gru_cell",
+R"wgsl(// The GRU cell's forward (_thnn_fused_gru_cell) in one kernel: with the input and hidden gates (biases
+// added) [r, z, n], r = sigmoid(in_r + hidden_r), z = sigmoid(in_z + hidden_z), n = tanh(in_n + r * hn)
+// where hn = hidden_n, hy = n + z * (hx - n); the workspace [r, z, n, hx, hn] is what the backward
+// reads. Without biases their binding holds a stand-in that is never read.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/rnn_cell.wgsl ----
+// What the fused LSTM and GRU cell kernels share: one thread per (batch row b, hidden unit j) of a
+// cell whose gates are laid out [b][gate * hidden + j] (contiguous, as aten's cells hand them over),
+// the uniform block, and where each storage binding's tensor starts. Every value is computed in `real`
+// (float32, or float64 for a float64 cell) from loads in the tensors' own dtype; the helpers
+// (sigmoid_, tanh_) are the elementwise ops' own, so a fused cell computes what the ops did.
+
+struct Params {
+  count: u32,  // batch * hidden: threads
+  hidden: u32,
+  unused0: u32,
+  unused1: u32,
+  offsets: array<vec4<u32>, 2>, // first element of the tensor at storage binding k: offsets[k / 4][k % 4]
+}
+
+alias real = {{real}};
+
+fn offset_of(binding: u32) -> u32 {
+  return p.offsets[binding >> 2u][binding & 3u];
+}
+
+// Element (b, gate * hidden + j) of a [batch, gates * hidden] tensor, relative to its start.
+fn gate_at(b: u32, gates: u32, gate: u32, j: u32) -> u32 {
+  return b * gates * p.hidden + gate * p.hidden + j;
+}
+// ---- end of lib/rnn_cell.wgsl ----
+@group(0) @binding(0) var<storage, read_write> input_gates: array<{{element}}>;
+@group(0) @binding(1) var<storage, read_write> hidden_gates: array<{{element}}>;
+@group(0) @binding(2) var<storage, read_write> hx: array<{{element}}>;
+@group(0) @binding(3) var<storage, read_write> input_bias: array<{{element}}>;
+@group(0) @binding(4) var<storage, read_write> hidden_bias: array<{{element}}>;
+@group(0) @binding(5) var<storage, read_write> hy: array<real>;
+@group(0) @binding(6) var<storage, read_write> workspace: array<real>;
+@group(0) @binding(7) var<uniform> p: Params;
+
+const HAS_BIAS: bool = {{has_bias}};
+
+fn load_input_gates(i: u32) -> real { return {{load_input_gates}}; }
+fn load_hidden_gates(i: u32) -> real { return {{load_hidden_gates}}; }
+fn load_hx(i: u32) -> real { return {{load_hx}}; }
+fn load_input_bias(i: u32) -> real { return {{load_input_bias}}; }
+fn load_hidden_bias(i: u32) -> real { return {{load_hidden_bias}}; }
+
+fn input_gate(b: u32, k: u32, j: u32) -> real {
+  var v = load_input_gates(offset_of(0u) + gate_at(b, 3u, k, j));
+  if (HAS_BIAS) { v += load_input_bias(offset_of(3u) + k * p.hidden + j); }
+  return v;
+}
+
+fn hidden_gate(b: u32, k: u32, j: u32) -> real {
+  var v = load_hidden_gates(offset_of(1u) + gate_at(b, 3u, k, j));
+  if (HAS_BIAS) { v += load_hidden_bias(offset_of(4u) + k * p.hidden + j); }
+  return v;
+}
+
+{{helpers}}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let b = t / p.hidden;
+  let j = t % p.hidden;
+  let r = sigmoid_(input_gate(b, 0u, j) + hidden_gate(b, 0u, j));
+  let z = sigmoid_(input_gate(b, 1u, j) + hidden_gate(b, 1u, j));
+  let hn = hidden_gate(b, 2u, j);
+  let n = tanh_(input_gate(b, 2u, j) + r * hn);
+  let h = load_hx(offset_of(2u) + t);
+  hy[offset_of(5u) + t] = n + z * (h - n);
+  let w = offset_of(6u);
+  workspace[w + gate_at(b, 5u, 0u, j)] = r;
+  workspace[w + gate_at(b, 5u, 1u, j)] = z;
+  workspace[w + gate_at(b, 5u, 2u, j)] = n;
+  workspace[w + gate_at(b, 5u, 3u, j)] = h;
+  workspace[w + gate_at(b, 5u, 4u, j)] = hn;
+}
+)wgsl",
+gru_cell_holes, 10};
+
+inline constexpr std::string_view gru_cell_backward_holes[] = {"real", "element", "load_grad_hy", "load_workspace", "workgroup_size"};
+inline constexpr Family gru_cell_backward{"gru_cell_backward",
+R"wgsl(// The GRU cell's backward (_thnn_fused_gru_cell_backward) in one kernel, from the workspace
+// [r, z, n, hx, hn]: grad_z = grad_hy * (hx - n) * (1 - z) * z, grad_n = grad_hy * (1 - z) * (1 - n^2),
+// grad_r = grad_n * hn * (1 - r) * r; the input gates' gradient is [grad_r, grad_z, grad_n], the hidden
+// gates' [grad_r, grad_z, grad_n * r], grad_hx = grad_hy * z. The bias gradients, those summed over the
+// batch, are the caller's reductions.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/rnn_cell.wgsl ----
+// What the fused LSTM and GRU cell kernels share: one thread per (batch row b, hidden unit j) of a
+// cell whose gates are laid out [b][gate * hidden + j] (contiguous, as aten's cells hand them over),
+// the uniform block, and where each storage binding's tensor starts. Every value is computed in `real`
+// (float32, or float64 for a float64 cell) from loads in the tensors' own dtype; the helpers
+// (sigmoid_, tanh_) are the elementwise ops' own, so a fused cell computes what the ops did.
+
+struct Params {
+  count: u32,  // batch * hidden: threads
+  hidden: u32,
+  unused0: u32,
+  unused1: u32,
+  offsets: array<vec4<u32>, 2>, // first element of the tensor at storage binding k: offsets[k / 4][k % 4]
+}
+
+alias real = {{real}};
+
+fn offset_of(binding: u32) -> u32 {
+  return p.offsets[binding >> 2u][binding & 3u];
+}
+
+// Element (b, gate * hidden + j) of a [batch, gates * hidden] tensor, relative to its start.
+fn gate_at(b: u32, gates: u32, gate: u32, j: u32) -> u32 {
+  return b * gates * p.hidden + gate * p.hidden + j;
+}
+// ---- end of lib/rnn_cell.wgsl ----
+@group(0) @binding(0) var<storage, read_write> grad_hy: array<{{element}}>;
+@group(0) @binding(1) var<storage, read_write> workspace: array<{{element}}>;
+@group(0) @binding(2) var<storage, read_write> grad_input_gates: array<real>;
+@group(0) @binding(3) var<storage, read_write> grad_hidden_gates: array<real>;
+@group(0) @binding(4) var<storage, read_write> grad_hx: array<real>;
+@group(0) @binding(5) var<uniform> p: Params;
+
+fn load_grad_hy(i: u32) -> real { return {{load_grad_hy}}; }
+fn load_workspace(i: u32) -> real { return {{load_workspace}}; }
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let b = t / p.hidden;
+  let j = t % p.hidden;
+  let w = offset_of(1u);
+  let r = load_workspace(w + gate_at(b, 5u, 0u, j));
+  let z = load_workspace(w + gate_at(b, 5u, 1u, j));
+  let n = load_workspace(w + gate_at(b, 5u, 2u, j));
+  let h = load_workspace(w + gate_at(b, 5u, 3u, j));
+  let hn = load_workspace(w + gate_at(b, 5u, 4u, j));
+  let dh = load_grad_hy(offset_of(0u) + t);
+  let grad_z = dh * (h - n) * (real(1) - z) * z;
+  let grad_n = dh * (real(1) - z) * (real(1) - n * n);
+  let grad_r = grad_n * hn * (real(1) - r) * r;
+  let input = offset_of(2u);
+  let hidden = offset_of(3u);
+  grad_input_gates[input + gate_at(b, 3u, 0u, j)] = grad_r;
+  grad_input_gates[input + gate_at(b, 3u, 1u, j)] = grad_z;
+  grad_input_gates[input + gate_at(b, 3u, 2u, j)] = grad_n;
+  grad_hidden_gates[hidden + gate_at(b, 3u, 0u, j)] = grad_r;
+  grad_hidden_gates[hidden + gate_at(b, 3u, 1u, j)] = grad_z;
+  grad_hidden_gates[hidden + gate_at(b, 3u, 2u, j)] = grad_n * r;
+  grad_hx[offset_of(4u) + t] = dh * z;
+}
+)wgsl",
+gru_cell_backward_holes, 5};
+
 inline constexpr std::string_view index_add_holes[] = {"acc", "array", "fold_out", "lanes", "helpers", "source_load", "alpha", "start", "term", "combine", "divide", "stored", "workgroup_size", "store"};
 inline constexpr Family index_add{"index_add",
 R"wgsl(// out[a, r, c] += alpha * source[a, i, c] for every position i whose index is r: index_add_, and
@@ -4222,6 +4469,197 @@ R"wgsl( k)) {
 }
 )wgsl",
 layer_norm_held_backward_holes, 16};
+
+inline constexpr std::string_view lstm_cell_holes[] = {"real", "element", "has_bias", "load_input_gates", "load_hidden_gates", "load_cx", "load_input_bias", "load_hidden_bias", "helpers", "workgroup_size"};
+inline constexpr Family lstm_cell{"lstm_cell",
+R"wgsl(// The LSTM cell's forward (_thnn_fused_lstm_cell) in one kernel: gates = (input_gates + input_bias) +
+// (hidden_gates + hidden_bias), i, f, o = sigmoid, g = tanh, cy = f * cx + i * g, hy = o * tanh(cy);
+// the activated gates [i, f, g, o] are the workspace the backward reads. Without biases their binding
+// holds a stand-in that is never read.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/rnn_cell.wgsl ----
+// What the fused LSTM and GRU cell kernels share: one thread per (batch row b, hidden unit j) of a
+// cell whose gates are laid out [b][gate * hidden + j] (contiguous, as aten's cells hand them over),
+// the uniform block, and where each storage binding's tensor starts. Every value is computed in `real`
+// (float32, or float64 for a float64 cell) from loads in the tensors' own dtype; the helpers
+// (sigmoid_, tanh_) are the elementwise ops' own, so a fused cell computes what the ops did.
+
+struct Params {
+  count: u32,  // batch * hidden: threads
+  hidden: u32,
+  unused0: u32,
+  unused1: u32,
+  offsets: array<vec4<u32>, 2>, // first element of the tensor at storage binding k: offsets[k / 4][k % 4]
+}
+
+alias real = {{real}};
+
+fn offset_of(binding: u32) -> u32 {
+  return p.offsets[binding >> 2u][binding & 3u];
+}
+
+// Element (b, gate * hidden + j) of a [batch, gates * hidden] tensor, relative to its start.
+fn gate_at(b: u32, gates: u32, gate: u32, j: u32) -> u32 {
+  return b * gates * p.hidden + gate * p.hidden + j;
+}
+// ---- end of lib/rnn_cell.wgsl ----
+@group(0) @binding(0) var<storage, read_write> input_gates: array<{{element}}>;
+@group(0) @binding(1) var<storage, read_write> hidden_gates: array<{{element}}>;
+@group(0) @binding(2) var<storage, read_write> cx: array<{{element}}>;
+@group(0) @binding(3) var<storage, read_write> input_bias: array<{{element}}>;
+@group(0) @binding(4) var<storage, read_write> hidden_bias: array<{{element}}>;
+@group(0) @binding(5) var<storage, read_write> hy: array<real>;
+@group(0) @binding(6) var<storage, read_write> cy: array<real>;
+@group(0) @binding(7) var<storage, read_write> workspace: array<real>;
+@group(0) @binding(8) var<uniform> p: Params;
+
+const HAS_BIAS: bool = {{has_bias}};
+
+fn load_input_gates(i: u32) -> real { return {{load_input_gates}}; }
+fn load_hidden_gates(i: u32) -> real { return {{load_hidden_gates}}; }
+fn load_cx(i: u32) -> real { return {{load_cx}}; }
+fn load_input_bias(i: u32) -> real { return {{load_input_bias}}; }
+fn load_hidden_bias(i: u32) -> real { return {{load_hidden_bias}}; }
+
+fn gate(b: u32, k: u32, j: u32) -> real {
+  let at = gate_at(b, 4u, k, j);
+  var from_input = load_input_gates(offset_of(0u) + at);
+  var from_hidden = load_hidden_gates(offset_of(1u) + at);
+  if (HAS_BIAS) {
+    from_input += load_input_bias(offset_of(3u) + k * p.hidden + j);
+    from_hidden += load_hidden_bias(offset_of(4u) + k * p.hidden + j);
+  }
+  return from_input + from_hidden;
+}
+
+{{helpers}}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let b = t / p.hidden;
+  let j = t % p.hidden;
+  let i = sigmoid_(gate(b, 0u, j));
+  let f = sigmoid_(gate(b, 1u, j));
+  let g = tanh_(gate(b, 2u, j));
+  let o = sigmoid_(gate(b, 3u, j));
+  let c = f * load_cx(offset_of(2u) + t) + i * g;
+  hy[offset_of(5u) + t] = o * tanh_(c);
+  cy[offset_of(6u) + t] = c;
+  let w = offset_of(7u);
+  workspace[w + gate_at(b, 4u, 0u, j)] = i;
+  workspace[w + gate_at(b, 4u, 1u, j)] = f;
+  workspace[w + gate_at(b, 4u, 2u, j)] = g;
+  workspace[w + gate_at(b, 4u, 3u, j)] = o;
+}
+)wgsl",
+lstm_cell_holes, 10};
+
+inline constexpr std::string_view lstm_cell_backward_holes[] = {"real", "element", "has_grad_hy", "has_grad_cy", "load_grad_hy", "load_grad_cy", "load_cx", "load_cy", "load_workspace", "helpers", "workgroup_size"};
+inline constexpr Family lstm_cell_backward{"lstm_cell_backward",
+R"wgsl(// The LSTM cell's backward (_thnn_fused_lstm_cell_backward_impl) in one kernel, from the activated gates
+// [i, f, g, o] the forward saved: grad_c = grad_cy + grad_hy * o * (1 - tanh(cy)^2),
+// grad_o = grad_hy * tanh(cy) * o * (1 - o), grad_i = grad_c * g * i * (1 - i),
+// grad_f = grad_c * cx * f * (1 - f), grad_g = grad_c * i * (1 - g^2), grad_cx = grad_c * f. A missing
+// grad_hy or grad_cy counts as zeros (its binding holds a stand-in that is never read). The bias
+// gradient, the gate gradients summed over the batch, is the caller's reduction.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+// ---- lib/rnn_cell.wgsl ----
+// What the fused LSTM and GRU cell kernels share: one thread per (batch row b, hidden unit j) of a
+// cell whose gates are laid out [b][gate * hidden + j] (contiguous, as aten's cells hand them over),
+// the uniform block, and where each storage binding's tensor starts. Every value is computed in `real`
+// (float32, or float64 for a float64 cell) from loads in the tensors' own dtype; the helpers
+// (sigmoid_, tanh_) are the elementwise ops' own, so a fused cell computes what the ops did.
+
+struct Params {
+  count: u32,  // batch * hidden: threads
+  hidden: u32,
+  unused0: u32,
+  unused1: u32,
+  offsets: array<vec4<u32>, 2>, // first element of the tensor at storage binding k: offsets[k / 4][k % 4]
+}
+
+alias real = {{real}};
+
+fn offset_of(binding: u32) -> u32 {
+  return p.offsets[binding >> 2u][binding & 3u];
+}
+
+// Element (b, gate * hidden + j) of a [batch, gates * hidden] tensor, relative to its start.
+fn gate_at(b: u32, gates: u32, gate: u32, j: u32) -> u32 {
+  return b * gates * p.hidden + gate * p.hidden + j;
+}
+// ---- end of lib/rnn_cell.wgsl ----
+@group(0) @binding(0) var<storage, read_write> grad_hy: array<{{element}}>;
+@group(0) @binding(1) var<storage, read_write> grad_cy: array<{{element}}>;
+@group(0) @binding(2) var<storage, read_write> cx: array<{{element}}>;
+@group(0) @binding(3) var<storage, read_write> cy: array<{{element}}>;
+@group(0) @binding(4) var<storage, read_write> workspace: array<{{element}}>;
+@group(0) @binding(5) var<storage, read_write> grad_gates: array<real>;
+@group(0) @binding(6) var<storage, read_write> grad_cx: array<real>;
+@group(0) @binding(7) var<uniform> p: Params;
+
+const HAS_GRAD_HY: bool = {{has_grad_hy}};
+const HAS_GRAD_CY: bool = {{has_grad_cy}};
+
+fn load_grad_hy(i: u32) -> real { return {{load_grad_hy}}; }
+fn load_grad_cy(i: u32) -> real { return {{load_grad_cy}}; }
+fn load_cx(i: u32) -> real { return {{load_cx}}; }
+fn load_cy(i: u32) -> real { return {{load_cy}}; }
+fn load_workspace(i: u32) -> real { return {{load_workspace}}; }
+
+{{helpers}}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let b = t / p.hidden;
+  let j = t % p.hidden;
+  let w = offset_of(4u);
+  let i = load_workspace(w + gate_at(b, 4u, 0u, j));
+  let f = load_workspace(w + gate_at(b, 4u, 1u, j));
+  let g = load_workspace(w + gate_at(b, 4u, 2u, j));
+  let o = load_workspace(w + gate_at(b, 4u, 3u, j));
+  let tanh_cy = tanh_(load_cy(offset_of(3u) + t));
+  var grad_c = real(0);
+  if (HAS_GRAD_CY) { grad_c = load_grad_cy(offset_of(1u) + t); }
+  var grad_o = real(0);
+  if (HAS_GRAD_HY) {
+    let dh = load_grad_hy(offset_of(0u) + t);
+    grad_c = grad_c + dh * o * (real(1) - tanh_cy * tanh_cy);
+    grad_o = dh * tanh_cy * o * (real(1) - o);
+  }
+  let out = offset_of(5u);
+  grad_gates[out + gate_at(b, 4u, 0u, j)] = grad_c * g * i * (real(1) - i);
+  grad_gates[out + gate_at(b, 4u, 1u, j)] = grad_c * load_cx(offset_of(2u) + t) * f * (real(1) - f);
+  grad_gates[out + gate_at(b, 4u, 2u, j)] = grad_c * i * (real(1) - g * g);
+  grad_gates[out + gate_at(b, 4u, 3u, j)] = grad_o;
+  grad_cx[offset_of(6u) + t] = grad_c * f;
+}
+)wgsl",
+lstm_cell_backward_holes, 11};
 
 inline constexpr std::string_view max_pool2d_holes[] = {"channels_fast", "element", "real", "bits", "sign_bit", "abs_mask", "inf_bits", "load", "zero", "workgroup_size"};
 inline constexpr Family max_pool2d{"max_pool2d",
