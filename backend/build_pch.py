@@ -20,6 +20,7 @@ mismatch is slow, never wrong. `TORCH_DML_PCH=0` turns it off. Include hygiene d
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import shlex
@@ -34,12 +35,18 @@ HEADER = Path(__file__).parent / "csrc" / "precompiled.h"
 NAME = "torch_dml_pch.h"
 
 
-def is_gcc(compiler: str) -> bool:
+@functools.cache
+def compiler_version(compiler: str) -> str:
+    """`compiler --version`'s output ("" when it cannot run): asked once per build."""
     try:
-        version = subprocess.run([compiler, "--version"], capture_output=True, text=True, check=True).stdout
+        return subprocess.run([compiler, "--version"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
-        return False
-    return "clang" not in version.lower() and ("gcc" in version.lower() or "free software foundation" in version.lower())
+        return ""
+
+
+def is_gcc(compiler: str) -> bool:
+    version = compiler_version(compiler).lower()
+    return "clang" not in version and ("gcc" in version or "free software foundation" in version)
 
 
 def header_command(compiler: str, cflags: Sequence[str], post_cflags: Sequence[str], header: Path) -> list[str]:
@@ -51,8 +58,7 @@ def header_command(compiler: str, cflags: Sequence[str], post_cflags: Sequence[s
 
 def folder_for(compiler: str, flags: Sequence[str], text: str, build_temp: str) -> Path:
     """The .gch's folder: named by everything that makes it unfit (the compiler, its flags, the header)."""
-    version = subprocess.run([compiler, "--version"], check=False, capture_output=True, text=True).stdout
-    key = hashlib.sha256("\0".join([compiler, version, *flags, text]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([compiler, compiler_version(compiler), *flags, text]).encode()).hexdigest()[:16]
     return Path(build_temp) / "pch" / key
 
 

@@ -26,10 +26,9 @@ at::Tensor with_bias(const at::Tensor& gates, const std::optional<at::Tensor>& b
   return bias && bias->defined() ? wide + widened(*bias) : wide;
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> composed_lstm_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
-                                                         const at::Tensor& cx,
-                                                         const std::optional<at::Tensor>& input_bias,
-                                                         const std::optional<at::Tensor>& hidden_bias) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> composed_lstm_cell(
+    const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& cx,
+    const std::optional<at::Tensor>& input_bias, const std::optional<at::Tensor>& hidden_bias) {
   c10::DeviceGuard guard(input_gates.device());
   const at::Tensor gates = with_bias(input_gates, input_bias) + with_bias(hidden_gates, hidden_bias);
   const auto chunks = gates.chunk(4, 1);
@@ -40,10 +39,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> composed_lstm_cell(const at::Tens
   return {hy.to(type), cy.to(type), at::cat({i, f, g, o}, 1).to(type)};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> composed_lstm_cell_backward(const std::optional<at::Tensor>& grad_hy,
-                                                                  const std::optional<at::Tensor>& grad_cy,
-                                                                  const at::Tensor& cx, const at::Tensor& cy,
-                                                                  const at::Tensor& workspace, bool has_bias) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> composed_lstm_cell_backward(
+    const std::optional<at::Tensor>& grad_hy, const std::optional<at::Tensor>& grad_cy, const at::Tensor& cx,
+    const at::Tensor& cy, const at::Tensor& workspace, bool has_bias) {
   const bool has_hy = grad_hy && grad_hy->defined(), has_cy = grad_cy && grad_cy->defined();
   if (!has_hy && !has_cy) return {};
   c10::DeviceGuard guard(workspace.device());
@@ -65,9 +63,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> composed_lstm_cell_backward(const
   return {grad_gates.to(type), (grad_c * f).to(type), has_bias ? grad_gates.sum(0).to(type) : at::Tensor()};
 }
 
-std::tuple<at::Tensor, at::Tensor> composed_gru_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
-                                            const at::Tensor& hx, const std::optional<at::Tensor>& input_bias,
-                                            const std::optional<at::Tensor>& hidden_bias) {
+std::tuple<at::Tensor, at::Tensor> composed_gru_cell(
+    const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& hx,
+    const std::optional<at::Tensor>& input_bias, const std::optional<at::Tensor>& hidden_bias) {
   c10::DeviceGuard guard(input_gates.device());
   const auto in = with_bias(input_gates, input_bias).chunk(3, 1);
   const auto hidden = with_bias(hidden_gates, hidden_bias).chunk(3, 1);
@@ -80,9 +78,8 @@ std::tuple<at::Tensor, at::Tensor> composed_gru_cell(const at::Tensor& input_gat
   return {hy.to(type), at::cat({r, z, n, h, hn}, 1).to(type)};
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> composed_gru_cell_backward(const at::Tensor& grad_hy,
-                                                                                        const at::Tensor& workspace,
-                                                                                        bool has_bias) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> composed_gru_cell_backward(
+    const at::Tensor& grad_hy, const at::Tensor& workspace, bool has_bias) {
   c10::DeviceGuard guard(workspace.device());
   const auto saved = widened(workspace).chunk(5, 1);
   const at::Tensor &r = saved[0], &z = saved[1], &n = saved[2], &h = saved[3], &hn = saved[4];
@@ -143,7 +140,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input
   if (defined(input_bias) != defined(hidden_bias) || input_gates.dim() != 2 || cx.dim() != 2)
     return composed_lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias);
   const at::Tensor ig = dense(input_gates, type), hg = dense(hidden_gates, type), c = dense(cx, type);
-  const auto ib = biased ? dense(input_bias, type) : std::nullopt, hb = biased ? dense(hidden_bias, type) : std::nullopt;
+  const auto ib = biased ? dense(input_bias, type) : std::nullopt;
+  const auto hb = biased ? dense(hidden_bias, type) : std::nullopt;
   const at::Tensor hy = written({batch, hidden}, input_gates), cy = written({batch, hidden}, input_gates);
   const at::Tensor workspace = written({batch, 4 * hidden}, input_gates);
   kernels::RnnCellProblem r{kernels::RnnCellPass::LstmForward, type, static_cast<uint64_t>(batch),
@@ -185,7 +183,8 @@ std::tuple<at::Tensor, at::Tensor> gru_cell(const at::Tensor& input_gates, const
   if (defined(input_bias) != defined(hidden_bias) || input_gates.dim() != 2 || hx.dim() != 2)
     return composed_gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias);
   const at::Tensor ig = dense(input_gates, type), hg = dense(hidden_gates, type), h = dense(hx, type);
-  const auto ib = biased ? dense(input_bias, type) : std::nullopt, hb = biased ? dense(hidden_bias, type) : std::nullopt;
+  const auto ib = biased ? dense(input_bias, type) : std::nullopt;
+  const auto hb = biased ? dense(hidden_bias, type) : std::nullopt;
   const at::Tensor hy = written({batch, hidden}, input_gates), workspace = written({batch, 5 * hidden}, input_gates);
   kernels::RnnCellProblem r{kernels::RnnCellPass::GruForward, type, static_cast<uint64_t>(batch),
                             static_cast<uint64_t>(hidden),

@@ -70,7 +70,8 @@ LaunchPlan<wgsl::Conv2dDepthwiseParams> depthwise_plan(runtime::DeviceContext& c
   p.out_offset = launch.bind(c.out.ref, image_span(c.out, backward ? x_sizes : y_sizes));
   p.input_offset = launch.bind(read.ref, image_span(read, backward ? y_sizes : x_sizes));
   p.weight_offset = launch.bind(c.weight.ref, image_span(c.weight, w_sizes));
-  p.bias_offset = c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(c.weight.ref, image_span(c.weight, w_sizes));
+  p.bias_offset =
+      c.bias ? launch.bind(*c.bias, g.out_channels) : launch.bind(c.weight.ref, image_span(c.weight, w_sizes));
   return plan;
 }
 

@@ -36,7 +36,8 @@ LaunchPlan<P> plan(runtime::DeviceContext& context, const MaxPool2dProblem& m) {
   }
   const uint64_t image_sizes[4] = {g.batch, g.channels, g.in_h, g.in_w};
   const uint64_t pooled_sizes[4] = {g.batch, g.channels, g.out_h, g.out_w};
-  const uint64_t threads = m.backward ? g.batch * g.channels * g.in_h * g.in_w : g.batch * g.channels * g.out_h * g.out_w;
+  const uint64_t planes = g.batch * g.channels;
+  const uint64_t threads = planes * (m.backward ? g.in_h * g.in_w : g.out_h * g.out_w);
   launch.require_u32(threads, m.backward ? "input elements" : "output elements");
   launch.require_u32(g.in_h * g.in_w, "elements per plane");
   P& p = plan.params;

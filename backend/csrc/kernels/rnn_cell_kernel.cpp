@@ -30,8 +30,9 @@ const PassInfo& info(RnnCellPass pass) {
        {4, 4, 1, 0, 0, 1, 1, 4}, 4},
       {"lstm_cell_backward", &wgsl::lstm_cell_backward,
        {"grad_hy", "grad_cy", "cx", "cy", "workspace", "grad_gates", "grad_cx"}, 5, {1, 1, 1, 1, 4, 4, 1}, 4},
-      {"gru_cell", &wgsl::gru_cell, {"input_gates", "hidden_gates", "hx", "input_bias", "hidden_bias", "hy", "workspace"},
-       5, {3, 3, 1, 0, 0, 1, 5}, 3},
+      {"gru_cell", &wgsl::gru_cell,
+       {"input_gates", "hidden_gates", "hx", "input_bias", "hidden_bias", "hy", "workspace"}, 5,
+       {3, 3, 1, 0, 0, 1, 5}, 3},
       {"gru_cell_backward", &wgsl::gru_cell_backward,
        {"grad_hy", "workspace", "grad_input_gates", "grad_hidden_gates", "grad_hx"}, 2, {1, 5, 3, 3, 1}, 3},
   };

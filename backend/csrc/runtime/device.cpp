@@ -149,6 +149,18 @@ void DeviceContext::check_alive(const std::string& what) const {
               ". Restart the process to use this device again.");
 }
 
+webgpu::Buffer DeviceContext::create_buffer(uint64_t size, WGPUBufferUsage usage, const char* label,
+                                            bool mapped_at_creation) {
+  WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
+  descriptor.label = webgpu::view(label);
+  descriptor.size = size;
+  descriptor.usage = usage;
+  descriptor.mappedAtCreation = mapped_at_creation;
+  webgpu::Buffer buffer(wgpu().DeviceCreateBuffer(device(), &descriptor));
+  check(std::string("creating the buffer '") + label + "'");
+  return buffer;
+}
+
 void DeviceContext::check(const std::string& what) {
   check_alive(what);
   if (pending_error_.empty()) return;

@@ -46,6 +46,10 @@ class DeviceContext {
     if (lost_ || !pending_error_.empty()) check(std::string(what));
   }
 
+  // A buffer of `size` bytes for `usage`, labelled `label`; a failed creation throws, naming the label.
+  webgpu::Buffer create_buffer(uint64_t size, WGPUBufferUsage usage, const char* label,
+                               bool mapped_at_creation = false);
+
   // How long a wait for this device polls before it blocks (runtime/device_wait.h).
   int64_t spin_wait_us() const { return spin_wait_us_; }
 

@@ -15,16 +15,6 @@ namespace {
 
 using webgpu::wgpu;
 
-webgpu::Buffer make_buffer(DeviceContext& context, uint64_t size, WGPUBufferUsage usage, const char* label) {
-  WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
-  descriptor.label = webgpu::view(label);
-  descriptor.size = size;
-  descriptor.usage = usage;
-  webgpu::Buffer buffer(wgpu().DeviceCreateBuffer(context.device(), &descriptor));
-  context.check("creating the device check record");
-  return buffer;
-}
-
 std::string with_value(const std::string& message, int64_t value) {
   const size_t at = message.find("{}");
   if (at == std::string::npos) return message;
@@ -43,11 +33,11 @@ bool synchronous_checks() {
 
 DeviceChecks::DeviceChecks(DeviceContext& context)
     : context_(context),
-      record_(make_buffer(context, kRecordBytes,
-                          WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
-                          "torch_dml device check record")),
-      readback_(make_buffer(context, kRecordBytes, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
-                            "torch_dml device check readback")) {}
+      record_(context.create_buffer(kRecordBytes,
+                                    WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst,
+                                    "torch_dml device check record")),
+      readback_(context.create_buffer(kRecordBytes, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                                      "torch_dml device check readback")) {}
 
 uint32_t DeviceChecks::add(std::string op, std::string message, bool index_error, bool at_op) {
   pending_.push_back({std::move(op), std::move(message), index_error, at_op});

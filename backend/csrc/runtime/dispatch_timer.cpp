@@ -39,14 +39,6 @@ void on_mapped(WGPUMapAsyncStatus status, WGPUStringView, void* userdata1, void*
   result->status = status;
 }
 
-webgpu::Buffer make_buffer(DeviceContext& context, uint64_t size, WGPUBufferUsage usage, const char* label) {
-  WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
-  descriptor.label = webgpu::view(label);
-  descriptor.size = size;
-  descriptor.usage = usage;
-  return webgpu::Buffer(wgpu().DeviceCreateBuffer(context.device(), &descriptor));
-}
-
 // Maps every buffer, waits once for all of them, and hands each mapping to `read`.
 template <typename Read>
 void read_back(DeviceContext& context, const std::vector<webgpu::Buffer>& buffers, const std::vector<uint32_t>& counts,
@@ -95,9 +87,9 @@ DispatchTimer::DispatchTimer(DeviceContext& context) : context_(context) {
   descriptor.type = WGPUQueryType_Timestamp;
   descriptor.count = kQueries;
   queries_ = webgpu::QuerySet(wgpu().DeviceCreateQuerySet(context.device(), &descriptor));
-  resolved_ = make_buffer(context, kQueries * sizeof(uint64_t), WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc,
-                          "torch_dml profiler timestamps (resolved)");
   context.check("creating the profiler's timestamp queries");
+  resolved_ = context.create_buffer(kQueries * sizeof(uint64_t), WGPUBufferUsage_QueryResolve | WGPUBufferUsage_CopySrc,
+                                    "torch_dml profiler timestamps (resolved)");
   period_ns_ = wgpu().QueueGetTimestampPeriod(context.queue());
 
   // Where the device clock stands against the host's: one timestamp written alone, taken to have been
@@ -153,8 +145,8 @@ void DispatchTimer::resolve(WGPUCommandEncoder encoder) {
   if (!device_clock_ || next_query_ == 0) return;
   const uint64_t bytes = next_query_ * sizeof(uint64_t);
   wgpu().CommandEncoderResolveQuerySet(encoder, queries_.get(), 0, next_query_, resolved_.get(), 0);
-  readbacks_.push_back(make_buffer(context_, bytes, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
-                                   "torch_dml profiler timestamps (readback)"));
+  readbacks_.push_back(context_.create_buffer(bytes, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                                              "torch_dml profiler timestamps (readback)"));
   wgpu().CommandEncoderCopyBufferToBuffer(encoder, resolved_.get(), 0, readbacks_.back().get(), 0, bytes);
   readback_counts_.push_back(next_query_);
   next_query_ = 0;

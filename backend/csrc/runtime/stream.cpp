@@ -123,11 +123,8 @@ CommandStream::CommandStream(DeviceContext& context)
       flush_every_(flush_every_from_env()),
       params_capacity_(kParamsCapacity),
       params_alignment_(std::max<uint32_t>(context.limits().minUniformBufferOffsetAlignment, 16u)) {
-  WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
-  descriptor.label = webgpu::view("torch_dml kernel parameters");
-  descriptor.size = params_capacity_;
-  descriptor.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
-  params_ring_ = webgpu::Buffer(wgpu().DeviceCreateBuffer(context_.device(), &descriptor));
+  params_ring_ = context_.create_buffer(params_capacity_, WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst,
+                                        "torch_dml kernel parameters");
   params_.reserve(params_capacity_);
   reuse_ = std::make_unique<ParamsReuse>();
   reuse_->shadow.assign(params_capacity_, 0);

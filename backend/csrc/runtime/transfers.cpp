@@ -75,13 +75,9 @@ uint64_t round_up(uint64_t value, uint64_t multiple) {
 Readback& readback(DeviceContext& context, ReadbackBuffers& buffers, int slot) {
   Readback& stage = buffers.slots[slot];
   if (stage.buffer) return stage;
-  WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
-  descriptor.label = webgpu::view("torch_dml readback staging");
-  descriptor.size = slot == 0 ? kSmall : kChunk;
-  descriptor.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
-  stage.buffer = webgpu::Buffer(wgpu().DeviceCreateBuffer(context.device(), &descriptor));
-  context.check("creating a readback buffer");
-  stage.size = descriptor.size;
+  stage.size = slot == 0 ? kSmall : kChunk;
+  stage.buffer = context.create_buffer(stage.size, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst,
+                                       "torch_dml readback staging");
   return stage;
 }
 

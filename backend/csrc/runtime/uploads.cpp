@@ -53,13 +53,8 @@ using Upload = UploadBuffers::Slot;
 uint8_t* acquire(DeviceContext& context, UploadBuffers& buffers, Upload& stage, uint64_t size) {
   if (stage.mapped) return stage.mapped;
   if (!stage.buffer) {
-    WGPUBufferDescriptor descriptor = WGPU_BUFFER_DESCRIPTOR_INIT;
-    descriptor.label = webgpu::view("torch_dml upload staging");
-    descriptor.size = size;
-    descriptor.usage = WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc;
-    descriptor.mappedAtCreation = true;
-    stage.buffer = webgpu::Buffer(wgpu().DeviceCreateBuffer(context.device(), &descriptor));
-    context.check("creating an upload buffer");
+    stage.buffer = context.create_buffer(size, WGPUBufferUsage_MapWrite | WGPUBufferUsage_CopySrc,
+                                         "torch_dml upload staging", /*mapped_at_creation=*/true);
     stage.size = size;
     stage.mapped = static_cast<uint8_t*>(wgpu().BufferGetMappedRange(stage.buffer.get(), 0, size));
     if (!stage.mapped) give_up(context, stage, "no mapped range");
