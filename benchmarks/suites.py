@@ -164,6 +164,22 @@ def _training(quick: bool) -> Iterator[Case]:
             return out
         return step
     yield Case("training", "transformer encoder block step", "seq 64, d 128", "ms/step", make_block, 0.0)
+    # A recurrent language model's step: nn.LSTM runs one fused cell kernel each way per time step and layer.
+    steps, rnn_batch, width = (8, 4, 64) if quick else (35, 32, 256)
+    def make_lstm(device: str) -> Callable[[], object]:
+        torch.manual_seed(0)
+        lstm = torch.nn.LSTM(width, width, num_layers=2).to(device)
+        opt = torch.optim.SGD(lstm.parameters(), lr=0.01)
+        x = torch.rand(steps, rnn_batch, width, device=device)
+        def step() -> object:
+            opt.zero_grad()
+            out = lstm(x)[0].square().mean()
+            out.backward()
+            opt.step()
+            return out
+        return step
+    yield Case("training", "2-layer LSTM step", f"{steps} steps, batch {rnn_batch}, {width} units", "ms/step",
+               make_lstm, 0.0)
 
 
 def _optimizer(quick: bool) -> Iterator[Case]:
