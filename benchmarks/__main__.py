@@ -66,15 +66,19 @@ def run(argv: list[str]) -> int:
     if "dml" in kinds.values():
         import torch_dml  # noqa: F401 -- registers the dml device
     cases = suites.cases(args.quick, chosen)
-    result = runner.run(cases, [d for d in devices if d not in apart], repeats, not args.no_device_time)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    # rows.json holds the rows measured so far, the CUDA child's in apart/rows.json: a run cut short keeps them.
+    result = runner.run(cases, [d for d in devices if d not in apart], repeats, not args.no_device_time,
+                        rows_file=out / "rows.json")
     if apart:
         result = runner.merge(result, runner.run_apart(
             ["--devices", ",".join(apart), "--suites", ",".join(chosen), "--repeats", str(repeats)]
-            + (["--quick"] if args.quick else []) + (["--no-device-time"] if args.no_device_time else [])))
+            + (["--quick"] if args.quick else []) + (["--no-device-time"] if args.no_device_time else []),
+            out / "apart"))
     result.update(generated=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                   profile="quick" if args.quick else "full", commit=commit(),
                   versions={"torch": torch.__version__, "wgpu": importlib.metadata.version("wgpu")})
-    out = Path(args.out)
     baseline = check_against(result, args.baseline) if args.baseline else None
     report.write(result, out)
     print(f"benchmarks: {len(result['rows'])} rows in {result['wall_time_s']} s; report in {out}/ (results.json, "

@@ -7,7 +7,6 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -131,7 +130,16 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(table.values())
 
 
-def run(cases: list[Case], devices: list[str], repeats: int, device_times: bool = True) -> dict[str, Any]:
+def save_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """The rows measured so far, replaced whole after each row: a run cut short (a lease's time limit)
+    still leaves them."""
+    partial = path.with_suffix(".tmp")
+    partial.write_text(json.dumps(rows, indent=1))
+    partial.replace(path)
+
+
+def run(cases: list[Case], devices: list[str], repeats: int, device_times: bool = True,
+        rows_file: Path | None = None) -> dict[str, Any]:
     rows = []
     started = time.perf_counter()
     for i, case in enumerate(cases, 1):
@@ -140,6 +148,8 @@ def run(cases: list[Case], devices: list[str], repeats: int, device_times: bool 
                 continue
             row = run_case(case, device, repeats, device_times)
             rows.append(row)
+            if rows_file is not None:
+                save_rows(rows, rows_file)
             shown = f"{row['value']:.4g} {case.unit}" if "value" in row else row.get("error", "")
             mark = " (through the CPU fallback)" if row["status"] == "fallback" else ""
             batched = f", {case.inner} calls per sync" if case.inner > 1 else ""
@@ -150,18 +160,17 @@ def run(cases: list[Case], devices: list[str], repeats: int, device_times: bool 
             "rows": rows, "comparison": ratios(rows), "wall_time_s": round(time.perf_counter() - started, 1)}
 
 
-def run_apart(arguments: list[str]) -> dict[str, Any]:
+def run_apart(arguments: list[str], out: Path) -> dict[str, Any]:
     """``python -m benchmarks ARGUMENTS`` in a child that never loads torch_dml: with dml registered,
     PyTorch takes it for the process's accelerator and CUDA backward passes fail (torch_dml_autoload),
-    so CUDA rows are timed beside the dml ones, not with them."""
-    with tempfile.TemporaryDirectory() as out:
-        child = subprocess.run([sys.executable, "-m", "benchmarks", *arguments, "--out", out], check=False,
-                               env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
-        if child.returncode != 0:  # the rows timed here are still worth a report
-            print(f"benchmarks: the process for {' '.join(arguments)} failed (exit {child.returncode}); "
-                  "its rows are missing", flush=True)
-            return {"devices": {}, "peaks": {}, "rows": [], "wall_time_s": 0.0}
-        return json.loads((Path(out) / "results.json").read_text())
+    so CUDA rows are timed beside the dml ones, not with them. The child reports into `out`."""
+    child = subprocess.run([sys.executable, "-m", "benchmarks", *arguments, "--out", str(out)], check=False,
+                           env={**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    if child.returncode != 0:  # the rows timed here are still worth a report
+        print(f"benchmarks: the process for {' '.join(arguments)} failed (exit {child.returncode}); "
+              "its rows are missing", flush=True)
+        return {"devices": {}, "peaks": {}, "rows": [], "wall_time_s": 0.0}
+    return json.loads((out / "results.json").read_text())
 
 
 def merge(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """The benchmark runner: timing statistics, units, fallback marking, ratios and the report."""
 
+import json
+
 import pytest
 import torch
 
@@ -123,9 +125,11 @@ def test_quick_profile_has_every_suite():
     assert {"elementwise", "reduction", "gemm", "copy", "overhead", "training"} <= names
 
 
-def test_rows_timed_apart_merge_into_one_comparison():
-    child = runner.run_apart(["--devices", "cpu", "--suites", "overhead", "--quick", "--repeats", "1"])
+def test_rows_timed_apart_merge_into_one_comparison(tmp_path):
+    child = runner.run_apart(["--devices", "cpu", "--suites", "overhead", "--quick", "--repeats", "1"], tmp_path)
     assert child["rows"] and {row["device"] for row in child["rows"]} == {"cpu"}
+    # The child kept its rows as it went, for a run cut short.
+    assert json.loads((tmp_path / "rows.json").read_text()) == child["rows"]
     dml = [{**row, "device": "dml", "value": 2 * row["value"]} for row in child["rows"] if "value" in row]
     merged = runner.merge({"devices": {"dml": "dml"}, "rows": dml, "wall_time_s": 1.0}, child)
     assert set(merged["devices"]) == {"dml", "cpu"} and len(merged["rows"]) == len(dml) + len(child["rows"])
@@ -149,3 +153,17 @@ def test_peak_memory_counts_what_a_call_allocates(dml):
     assert figures["peak_reserved_bytes"] >= figures["peak_allocated_bytes"]
     assert probes.peak_memory(lambda: None, "cpu") == {}
     del held
+
+
+def test_rows_are_saved_after_each_row(tmp_path, monkeypatch):
+    saved = []
+    case = Case("overhead", "noop", "1", "us/op", lambda device: lambda: None, 1.0)
+    original = runner.save_rows
+
+    def spy(rows, path):
+        original(rows, path)
+        saved.append(len(json.loads(path.read_text())))
+
+    monkeypatch.setattr(runner, "save_rows", spy)
+    runner.run([case, case], ["cpu"], repeats=1, device_times=False, rows_file=tmp_path / "rows.json")
+    assert saved == [1, 2]
