@@ -99,19 +99,24 @@ def test_max_pool2d_channels_last_and_views():
     x = torch.randn(2, 8, 12, 10)
     grad = torch.randn(2, 8, 6, 5)
     want = _pool_both(x, grad, 2)
-    for layout in (x.to(memory_format=torch.channels_last), torch.randn(2, 8, 12, 20)[..., ::2]):
-        layout = layout if layout.shape == x.shape and layout.is_contiguous(memory_format=torch.channels_last) \
-            else layout.copy_(x)
-        with torch_dml.strict():
-            got = _pool_both(layout.to("dml"), grad.to(memory_format=torch.channels_last), 2)
-        for w, g in zip(want, got):
-            assert torch.equal(g.cpu(), w)
-    # The CPU keeps channels_last in the values, indices and gradient; so does dml.
-    cl = x.to(memory_format=torch.channels_last)
     with torch_dml.strict():
-        out, idx, dx = _pool_both(cl.to("dml"), grad, 2)
-    for t in (out, idx, dx):
+        got = _pool_both(x.to(memory_format=torch.channels_last).to("dml"), grad.to(memory_format=torch.channels_last), 2)
+    for w, g in zip(want, got):
+        assert torch.equal(g.cpu(), w)
+    # The CPU keeps channels_last in the values, indices and gradient; so does dml.
+    for t in got:
         assert t.is_contiguous(memory_format=torch.channels_last)
+    # A view read in place: every other column of a wider tensor on the device.
+    wide = torch.zeros(2, 8, 12, 20, device="dml")
+    wide[..., ::2] = x.to("dml")
+    wide.requires_grad_()
+    view = wide[..., ::2]
+    assert not view.is_contiguous()
+    with torch_dml.strict():
+        out, idx = F.max_pool2d(view, 2, return_indices=True)
+        out.backward(grad.to("dml"))
+    assert torch.equal(out.detach().cpu(), want[0]) and torch.equal(idx.cpu(), want[1])
+    assert torch.equal(wide.grad[..., ::2].cpu(), want[2]) and not wide.grad[..., 1::2].cpu().any()
 
 
 def test_max_pool2d_out_into_strided_tensors():
