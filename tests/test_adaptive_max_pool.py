@@ -77,3 +77,11 @@ def test_backward_is_one_gather_kernel_without_a_wait():
     kernels = [t[0] for t in torch_dml._C._stop_kernel_timing(0)]
     assert kernels == ["adaptive_max_pool2d_backward/f32"], kernels
     assert torch.equal(d.grad.cpu(), x.grad)
+
+
+def test_empty_batch():
+    x = torch.randn(0, 3, 8, 8, device="dml", requires_grad=True)
+    with torch_dml.strict():
+        values, indices = F.adaptive_max_pool2d(x, 3, return_indices=True)
+        values.sum().backward()
+    assert values.shape == indices.shape == (0, 3, 3, 3) and x.grad.shape == x.shape

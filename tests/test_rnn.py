@@ -158,3 +158,14 @@ def test_lstm_cell_with_one_bias_takes_the_composed_path():
     torch.testing.assert_close(hy.cpu().double(), o * cy.tanh(), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(c.cpu().double(), cy, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(workspace.cpu().double(), torch.cat([i, f, g, o], 1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", [nn.LSTMCell, nn.GRUCell], ids=lambda k: k.__name__)
+def test_cells_take_an_empty_batch(kind):
+    cell = kind(3, 4).to("dml")
+    x = torch.randn(0, 3, device="dml", requires_grad=True)
+    out = cell(x)
+    outputs = out if isinstance(out, tuple) else (out,)
+    assert all(o.shape == (0, 4) for o in outputs)
+    sum(o.sum() for o in outputs).backward()
+    assert x.grad.shape == (0, 3)

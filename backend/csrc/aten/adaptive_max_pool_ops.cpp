@@ -45,6 +45,13 @@ kernels::AdaptiveMaxPoolProblem problem_for(const at::Tensor& input, at::IntArra
 bool pool_out(const at::Tensor& self, at::IntArrayRef output_size, const at::Tensor& out, const at::Tensor& indices) {
   check_input(self, output_size);
   c10::DeviceGuard guard(self.device());
+  if (self.numel() == 0) {  // an empty batch: no buffer to bind, nothing to scan
+    std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end() - 2);
+    sizes.insert(sizes.end(), {output_size[0], output_size[1]});
+    assign_out(out, at::empty(sizes, self.options()));
+    assign_out(indices, at::empty(sizes, self.options().dtype(c10::kLong)));
+    return true;
+  }
   const bool batched = self.dim() == 4;
   const at::Tensor input = (batched ? self : self.unsqueeze(0)).contiguous();
   kernels::AdaptiveMaxPoolProblem a = problem_for(input, output_size);
@@ -78,6 +85,7 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> pool(const at::Tensor& self, a
 
 // The input's gradient in self's dtype, or nullopt where the gather kernel declines.
 std::optional<at::Tensor> gathered(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
+  if (self.numel() == 0) return at::empty(self.sizes(), grad_output.options());  // nothing to bind or gather
   kernels::AdaptiveMaxPoolProblem a;
   a.backward = true;
   a.planes = static_cast<uint64_t>(self.numel() / (self.size(-1) * self.size(-2)));

@@ -137,7 +137,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input
   const int64_t batch = cx.size(0), hidden = cx.size(1);
   // The kernel adds both biases or neither.
   const bool biased = defined(input_bias) && defined(hidden_bias);
-  if (defined(input_bias) != defined(hidden_bias) || input_gates.dim() != 2 || cx.dim() != 2)
+  // An empty batch has no buffer to bind: the composition returns its empty results.
+  if (defined(input_bias) != defined(hidden_bias) || input_gates.dim() != 2 || cx.dim() != 2 || cx.numel() == 0)
     return composed_lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias);
   const at::Tensor ig = dense(input_gates, type), hg = dense(hidden_gates, type), c = dense(cx, type);
   const auto ib = biased ? dense(input_bias, type) : std::nullopt;
@@ -158,6 +159,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell_backward(const std::opt
                                                                   const at::Tensor& cx, const at::Tensor& cy,
                                                                   const at::Tensor& workspace, bool has_bias) {
   if (!defined(grad_hy) && !defined(grad_cy)) return {};
+  if (cx.numel() == 0) return composed_lstm_cell_backward(grad_hy, grad_cy, cx, cy, workspace, has_bias);
   c10::DeviceGuard guard(workspace.device());
   const auto type = workspace.scalar_type();
   const int64_t batch = cx.size(0), hidden = cx.size(1);
@@ -180,7 +182,7 @@ std::tuple<at::Tensor, at::Tensor> gru_cell(const at::Tensor& input_gates, const
   const auto type = input_gates.scalar_type();
   const int64_t batch = hx.size(0), hidden = hx.size(1);
   const bool biased = defined(input_bias) && defined(hidden_bias);
-  if (defined(input_bias) != defined(hidden_bias) || input_gates.dim() != 2 || hx.dim() != 2)
+  if (defined(input_bias) != defined(hidden_bias) || input_gates.dim() != 2 || hx.dim() != 2 || hx.numel() == 0)
     return composed_gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias);
   const at::Tensor ig = dense(input_gates, type), hg = dense(hidden_gates, type), h = dense(hx, type);
   const auto ib = biased ? dense(input_bias, type) : std::nullopt;
@@ -198,6 +200,7 @@ std::tuple<at::Tensor, at::Tensor> gru_cell(const at::Tensor& input_gates, const
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gru_cell_backward(const at::Tensor& grad_hy,
                                                                                         const at::Tensor& workspace,
                                                                                         bool has_bias) {
+  if (grad_hy.numel() == 0) return composed_gru_cell_backward(grad_hy, workspace, has_bias);
   c10::DeviceGuard guard(workspace.device());
   const auto type = workspace.scalar_type();
   const int64_t batch = grad_hy.size(0), hidden = grad_hy.size(1);
