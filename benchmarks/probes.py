@@ -137,12 +137,16 @@ def _dml_device_time(fn: Callable[[], object], device: str, rounds: int, calls_p
     if not timings:
         return {"device_clock": clock, "device_s": None, "device_time_note": "no kernels recorded"}
     per_kernel: dict[str, list[float]] = {}
-    for kernel, start_ns, end_ns, _on_device in timings:
-        entry = per_kernel.setdefault(kernel, [0.0, 0])
+    for kernel, start_ns, end_ns, _on_device, (x, y, z) in timings:
+        entry = per_kernel.setdefault(kernel, [0.0, 0, 0])
         entry[0] += (end_ns - start_ns) * 1e-9
         entry[1] += 1
+        entry[2] = max(entry[2], x * y * z)
     heaviest = sorted(per_kernel.items(), key=lambda item: -item[1][0])[:TOP_KERNELS]
-    return {"device_clock": clock, "device_s": sum(seconds for seconds, _ in per_kernel.values()) / calls,
+    # The most workgroups a launch of the kernel had: few against the adapter's cores is a kernel that
+    # leaves most of a large GPU idle.
+    return {"device_clock": clock, "device_s": sum(seconds for seconds, _, _ in per_kernel.values()) / calls,
             "device_events_per_call": round(len(timings) / calls, 2),
-            "device_top_kernels": [{"kernel": name, "device_s": seconds / calls, "launches": round(count / calls, 2)}
-                                   for name, (seconds, count) in heaviest]}
+            "device_top_kernels": [{"kernel": name, "device_s": seconds / calls, "launches": round(count / calls, 2),
+                                    "workgroups": groups}
+                                   for name, (seconds, count, groups) in heaviest]}

@@ -88,9 +88,11 @@ def top_kernels_table(result: dict[str, Any]) -> list[str]:
     if not rows:
         return []
     lines = ["### Heaviest dml kernels per call", "",
-             "| suite | case | size | device us | kernels (us per call, launches per call) |", "|" + " --- |" * 5]
+             "| suite | case | size | device us | kernels (us per call, launches per call, most workgroups) |",
+             "|" + " --- |" * 5]
     for r in rows:
-        kernels = "; ".join(f"{k['kernel']} {_us(k['device_s'])} ({k['launches']:g})" for k in r["device_top_kernels"])
+        kernels = "; ".join(f"{k['kernel']} {_us(k['device_s'])} ({k['launches']:g}"
+                            + (f", {k['workgroups']} wg)" if "workgroups" in k else ")") for k in r["device_top_kernels"])
         lines.append(f"| {r['suite']} | {r['name']} | {r['size']} | {_us(r.get('device_s'))} | {kernels} |")
     return lines + [""]
 

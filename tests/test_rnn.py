@@ -4,6 +4,7 @@ which the CPU does not have, so before dml had them these modules could not run 
 
 import pytest
 import torch
+from helpers import kernels_of
 from torch import nn
 
 pytestmark = pytest.mark.usefixtures("strict")
@@ -75,20 +76,6 @@ def test_lstm_cell_with_state_only_hidden_gradient():
         torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-5)
 
 
-def _kernels(fn) -> list[str]:
-    """The names of the kernels `fn` dispatches on dml:0."""
-    import torch_dml
-
-    torch_dml.synchronize()
-    torch_dml._C._start_kernel_timing(0)
-    try:
-        fn()
-        torch_dml.synchronize()
-    finally:
-        names = [t[0] for t in torch_dml._C._stop_kernel_timing(0)]
-    return names
-
-
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
 def test_cells_are_one_kernel_each_way(kind):
     gen = torch.Generator().manual_seed(5)
@@ -96,12 +83,12 @@ def test_cells_are_one_kernel_each_way(kind):
     x, h = torch.randn(4, 6, generator=gen).to("dml"), torch.randn(4, 5, generator=gen).to("dml")
     state = (h, h.clone()) if kind == "lstm" else h
     out = [None]
-    forward = _kernels(lambda: out.__setitem__(0, cell(x, state)))
+    forward = kernels_of(lambda: out.__setitem__(0, cell(x, state)))
     assert forward.count(f"{kind}_cell/f32") == 1, forward
     # Only the two gate GEMMs (bias added in the cell) run beside it: no elementwise activations.
     assert not [k for k in forward if k.startswith("ew/")], forward
     hy = out[0][0] if kind == "lstm" else out[0]
-    backward = _kernels(lambda: hy.sum().backward())
+    backward = kernels_of(lambda: hy.sum().backward())
     assert len([k for k in backward if k.startswith(f"{kind}_cell_backward/f32")]) == 1, backward
     assert not [k for k in backward if k.startswith(("ew/sigmoid", "ew/tanh", "ew/mul"))], backward
 
@@ -151,7 +138,7 @@ def test_lstm_cell_with_one_bias_takes_the_composed_path():
     i, f, g, o = (ig + ib + hg).double().chunk(4, 1)
     i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
     cy = f * cx.double() + i * g
-    got = _kernels(lambda: torch.ops.aten._thnn_fused_lstm_cell(ig.to("dml"), hg.to("dml"), cx.to("dml"),
+    got = kernels_of(lambda: torch.ops.aten._thnn_fused_lstm_cell(ig.to("dml"), hg.to("dml"), cx.to("dml"),
                                                                  ib.to("dml"), None))
     assert not [k for k in got if k.startswith("lstm_cell")] and [k for k in got if k.startswith("ew/sigmoid")], got
     hy, c, workspace = torch.ops.aten._thnn_fused_lstm_cell(ig.to("dml"), hg.to("dml"), cx.to("dml"), ib.to("dml"), None)

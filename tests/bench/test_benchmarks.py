@@ -167,3 +167,12 @@ def test_rows_are_saved_after_each_row(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "save_rows", spy)
     runner.run([case, case], ["cpu"], repeats=1, device_times=False, rows_file=tmp_path / "rows.json")
     assert saved == [1, 2]
+
+
+def test_kernel_grids_of_a_case(dml):
+    from benchmarks import kernel_grids
+
+    dispatches, rows = kernel_grids.grids("MLP step", quick=True)
+    assert dispatches == sum(launches for _, launches, _, _ in rows) > 0
+    assert any(kernel.startswith(("gemm", "gemm128")) for kernel, *_ in rows)
+    assert all(groups == sorted(groups) and groups[0] >= 1 for _, _, groups, _ in rows)

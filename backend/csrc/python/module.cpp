@@ -170,7 +170,8 @@ PYBIND11_MODULE(_C, m) {
     context.stream().synchronize();
   });
   // Kernel timing without torch.profiler, for torches with no PrivateUse1 kernel events (2.11) and for
-  // per-kernel breakdowns in the benchmark report: (kernel, start_ns, end_ns, on the device's clock).
+  // per-kernel breakdowns in the benchmark report: (kernel, start_ns, end_ns, on the device's clock,
+  // (workgroups x, y, z)).
   m.def("_start_kernel_timing", [](int i) {
     runtime::DeviceContext& context = runtime::device_context(i);
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
@@ -185,7 +186,8 @@ PYBIND11_MODULE(_C, m) {
     }
     py::list out;
     for (const runtime::DispatchTiming& t : timings)
-      out.append(py::make_tuple(t.kernel, t.start_ns, t.end_ns, t.device_clock));
+      out.append(py::make_tuple(t.kernel, t.start_ns, t.end_ns, t.device_clock,
+                                py::make_tuple(t.groups[0], t.groups[1], t.groups[2])));
     return out;
   });
   m.def("_spin_wait_us", [](int i) { return runtime::device_context(i).spin_wait_us(); });
