@@ -122,10 +122,8 @@ at::Tensor written(at::IntArrayRef sizes, const at::Tensor& like) {
 }
 
 bool runs(runtime::DeviceContext& context, const kernels::RnnCellProblem& r) {
-  if (!kernels::rnn_cell_unsupported_reason(context, r).empty()) return false;
   std::lock_guard<std::recursive_mutex> lock(context.mutex());
-  kernels::rnn_cell(context, r);
-  return true;
+  return kernels::rnn_cell(context, r);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input_gates, const at::Tensor& hidden_gates,

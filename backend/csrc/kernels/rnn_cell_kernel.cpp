@@ -98,18 +98,16 @@ std::string source(runtime::DeviceContext& context, const RnnCellProblem& r) {
 
 } // namespace
 
-std::string rnn_cell_unsupported_reason(runtime::DeviceContext& context, const RnnCellProblem& r) {
-  return plan(context, r).reason();
-}
-
-void rnn_cell(runtime::DeviceContext& context, const RnnCellProblem& r) {
-  if (r.batch * r.hidden == 0) return;
+bool rnn_cell(runtime::DeviceContext& context, const RnnCellProblem& r) {
+  if (r.batch * r.hidden == 0) return true;
   auto planned = plan(context, r);
+  if (!planned.reason().empty()) return false;
   const PassInfo& pass = info(r.pass);
   std::string name = std::string(pass.op) + "/" + dtype_info(r.dtype)->name;
   for (size_t k = 0; k < r.operands.size(); ++k)
     if (!r.operands[k]) name += std::string("/no_") + pass.names[k];
   planned.run(name, [&] { return source(context, r); }, groups_for(planned.params.count));
+  return true;
 }
 
 } // namespace torch_dml::kernels

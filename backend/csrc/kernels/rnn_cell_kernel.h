@@ -31,8 +31,8 @@ struct RnnCellProblem {
   std::vector<std::optional<DeviceTensorRef>> operands;
 };
 
-// "" when the kernel takes the problem, else why not.
-std::string rnn_cell_unsupported_reason(runtime::DeviceContext& context, const RnnCellProblem& r);
-void rnn_cell(runtime::DeviceContext& context, const RnnCellProblem& r);
+// Runs the cell (planned once: it runs every time step); false, with nothing recorded, where the kernel
+// does not take the problem. The caller holds the device lock.
+bool rnn_cell(runtime::DeviceContext& context, const RnnCellProblem& r);
 
 } // namespace torch_dml::kernels
