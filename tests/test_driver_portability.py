@@ -349,6 +349,17 @@ FLUSHING_SCRIPT = textwrap.dedent("""
     torch.save({"flushing": flushing, "results": results}, sys.argv[2])
 """)
 
+def on_a_flushing_driver(cases: dict, tmp_path) -> dict:
+    """Each case's result on lavapipe made to flush subnormals, in a fresh process (FLUSHING_SCRIPT);
+    fails when lavapipe kept them, since the test would then check nothing."""
+    torch.save(cases, tmp_path / "cases.pt")
+    run = subprocess.run([sys.executable, "-c", FLUSHING_SCRIPT, str(tmp_path / "cases.pt"), str(tmp_path / "out.pt")],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = torch.load(tmp_path / "out.pt")
+    assert torch.equal(out["flushing"], torch.zeros(2)), "lavapipe kept subnormals: the test would check nothing"
+    return out["results"]
+
 
 def test_exact_float_ops_on_a_driver_that_flushes_subnormals(tmp_path):
     if "llvmpipe" not in torch_dml.device_name(0):
@@ -363,18 +374,13 @@ def test_exact_float_ops_on_a_driver_that_flushes_subnormals(tmp_path):
     b[b == 0] = 1.5
     cases |= {f"{name}/awkward": (FLOAT_PAIR_OPS[name], (a, b))
               for name in ("fmod", "remainder", "div_floor", "div_trunc", "nextafter")}
-    torch.save(cases, tmp_path / "cases.pt")
-    run = subprocess.run([sys.executable, "-c", FLUSHING_SCRIPT, str(tmp_path / "cases.pt"), str(tmp_path / "out.pt")],
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = torch.load(tmp_path / "out.pt")
-    assert torch.equal(out["flushing"], torch.zeros(2)), "lavapipe kept subnormals: the test would check nothing"
+    results = on_a_flushing_driver(cases, tmp_path)
     for key, (op, args) in cases.items():
         if key.startswith("approx/"):
-            bad = approx_mismatches(key.split("/")[1], args[0], out["results"][key])
-            assert not bad.any(), (key, args[0][bad], out["results"][key][bad])
+            bad = approx_mismatches(key.split("/")[1], args[0], results[key])
+            assert not bad.any(), (key, args[0][bad], results[key][bad])
             continue
-        want, got = scalar_reference(op, *args), out["results"][key]
+        want, got = scalar_reference(op, *args), results[key]
         bad = mismatches(got, want, op)
         assert not bad.any(), (key, [t[bad][:6] for t in args], got[bad][:6], want[bad][:6])
 
@@ -388,14 +394,9 @@ def test_square_roots_of_negative_subnormals_are_nan_on_a_flushing_driver(tmp_pa
         tiny = torch.finfo(dtype).tiny
         x = torch.tensor([-tiny / 4, -tiny / 2, -0.0, 0.0, 4.0], dtype=dtype)
         cases |= {f"{name}/{dtype}": ((name, {}), (x,)) for name in ("sqrt", "rsqrt")}
-    torch.save(cases, tmp_path / "cases.pt")
-    run = subprocess.run([sys.executable, "-c", FLUSHING_SCRIPT, str(tmp_path / "cases.pt"), str(tmp_path / "out.pt")],
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = torch.load(tmp_path / "out.pt")
-    assert torch.equal(out["flushing"], torch.zeros(2)), "lavapipe kept subnormals: the test would check nothing"
+    results = on_a_flushing_driver(cases, tmp_path)
     for key, ((name, _), (x,)) in cases.items():
-        got = out["results"][key]
+        got = results[key]
         assert got[:2].isnan().all(), (key, got)
         torch.testing.assert_close(got[2:], getattr(torch, name)(x)[2:], rtol=1e-2, atol=0)
 
@@ -406,14 +407,9 @@ def test_max_pool2d_orders_subnormals_on_a_flushing_driver(tmp_path):
         pytest.skip("only lavapipe can be made to flush subnormals")
     x = torch.tensor([[[[1e-45, 3e-45, -1e-45, -3e-45], [2e-45, -0.0, -4e-45, -2e-45]]]])
     cases = {"max_pool2d": (("nn.functional.max_pool2d", {"kernel_size": 2}), (x,))}
-    torch.save(cases, tmp_path / "cases.pt")
-    run = subprocess.run([sys.executable, "-c", FLUSHING_SCRIPT, str(tmp_path / "cases.pt"), str(tmp_path / "out.pt")],
-                         capture_output=True, text=True, timeout=600, check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    out = torch.load(tmp_path / "out.pt")
-    assert torch.equal(out["flushing"], torch.zeros(2)), "lavapipe kept subnormals: the test would check nothing"
+    results = on_a_flushing_driver(cases, tmp_path)
     want = torch.nn.functional.max_pool2d(x, 2)
-    assert torch.equal(out["results"]["max_pool2d"].view(torch.int32), want.view(torch.int32)), out["results"]
+    assert torch.equal(results["max_pool2d"].view(torch.int32), want.view(torch.int32)), results
 
 
 def test_var_of_a_constant_row_is_exactly_zero(strict):

@@ -1,6 +1,5 @@
 #include "kernels/adaptive_max_pool_kernel.h"
 
-#include <type_traits>
 
 #include "kernels/dtypes.h"
 #include "kernels/generated/wgsl_params.h"
@@ -33,13 +32,8 @@ LaunchPlan<P> plan(runtime::DeviceContext& context, const AdaptiveMaxPoolProblem
   p.in_w = static_cast<uint32_t>(a.in_w);
   p.out_h = static_cast<uint32_t>(a.out_h);
   p.out_w = static_cast<uint32_t>(a.out_w);
-  if constexpr (std::is_same_v<P, wgsl::AdaptiveMaxPoolParams>) {
-    p.src_offset = launch.bind(a.src, image);
-    p.out_offset = launch.bind(a.out, pooled);
-  } else {
-    p.grad_offset = launch.bind(a.src, pooled);
-    p.out_offset = launch.bind(a.out, image);
-  }
+  p.src_offset = launch.bind(a.src, a.backward ? pooled : image);
+  p.out_offset = launch.bind(a.out, a.backward ? image : pooled);
   p.index_offset = launch.bind(a.indices, 2 * pooled, 4);
   return plan;
 }

@@ -30,7 +30,7 @@ static_assert(sizeof(AdaptiveMaxPoolParams) == 32);
 // The uniform block of adaptive_max_pool_backward.wgsl.
 struct alignas(16) AdaptiveMaxPoolBackwardParams {
   uint32_t count = {};
-  uint32_t grad_offset = {};
+  uint32_t src_offset = {};
   uint32_t out_offset = {};
   uint32_t index_offset = {};
   uint32_t in_h = {};
@@ -39,7 +39,7 @@ struct alignas(16) AdaptiveMaxPoolBackwardParams {
   uint32_t out_w = {};
 };
 static_assert(offsetof(AdaptiveMaxPoolBackwardParams, count) == 0);
-static_assert(offsetof(AdaptiveMaxPoolBackwardParams, grad_offset) == 4);
+static_assert(offsetof(AdaptiveMaxPoolBackwardParams, src_offset) == 4);
 static_assert(offsetof(AdaptiveMaxPoolBackwardParams, out_offset) == 8);
 static_assert(offsetof(AdaptiveMaxPoolBackwardParams, index_offset) == 12);
 static_assert(offsetof(AdaptiveMaxPoolBackwardParams, in_h) == 16);

@@ -27,17 +27,21 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
+// ---- lib/adaptive_pool_params.wgsl ----
+// The uniform block of adaptive_max_pool2d's forward and backward kernels: one layout, so one host-side
+// fill serves both.
+
 struct Params {
-  count: u32,      // output elements (planes * out_h * out_w)
-  src_offset: u32, // first input element within its window
-  out_offset: u32,
+  count: u32,        // threads: output elements (forward) or input elements (backward)
+  src_offset: u32,   // first element read: the input (forward) or grad_output (backward), in its window
+  out_offset: u32,   // first element written: the values (forward) or grad_input (backward)
   index_offset: u32, // first index (in u32 words) within its window
   in_h: u32,
   in_w: u32,
   out_h: u32,
   out_w: u32,
 }
-
+// ---- end of lib/adaptive_pool_params.wgsl ----
 @group(0) @binding(0) var<storage, read_write> source: array<{{element}}>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{real}}>;
 @group(0) @binding(2) var<storage, read_write> indices: array<u32>;
@@ -107,17 +111,21 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
   return gid.x + gid.y * groups.x * workgroup_size;
 }
 // ---- end of lib/grid.wgsl ----
+// ---- lib/adaptive_pool_params.wgsl ----
+// The uniform block of adaptive_max_pool2d's forward and backward kernels: one layout, so one host-side
+// fill serves both.
+
 struct Params {
-  count: u32,        // input elements (planes * in_h * in_w)
-  grad_offset: u32,  // first element of grad_output within its window
-  out_offset: u32,   // first element of grad_input
+  count: u32,        // threads: output elements (forward) or input elements (backward)
+  src_offset: u32,   // first element read: the input (forward) or grad_output (backward), in its window
+  out_offset: u32,   // first element written: the values (forward) or grad_input (backward)
   index_offset: u32, // first index (in u32 words) within its window
   in_h: u32,
   in_w: u32,
   out_h: u32,
   out_w: u32,
 }
-
+// ---- end of lib/adaptive_pool_params.wgsl ----
 @group(0) @binding(0) var<storage, read_write> grad: array<{{element}}>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{real}}>;
 @group(0) @binding(2) var<storage, read_write> indices: array<u32>;
@@ -147,7 +155,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var ow = w_first; ow < w_end; ow++) {
       let k = pooled + oh * p.out_w + ow;
       if (indices[p.index_offset + 2u * k] == here && indices[p.index_offset + 2u * k + 1u] == 0u) {
-        sum += load(p.grad_offset + k);
+        sum += load(p.src_offset + k);
       }
     }
   }

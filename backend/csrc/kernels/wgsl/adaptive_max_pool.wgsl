@@ -6,17 +6,7 @@
 // the first; a window of -inf reports its first element. NaN is tested on bits, since WGSL lets a
 // compiler assume comparisons never see one. Window bounds are unsigned integer arithmetic.
 //! include lib/grid.wgsl
-
-struct Params {
-  count: u32,      // output elements (planes * out_h * out_w)
-  src_offset: u32, // first input element within its window
-  out_offset: u32,
-  index_offset: u32, // first index (in u32 words) within its window
-  in_h: u32,
-  in_w: u32,
-  out_h: u32,
-  out_w: u32,
-}
+//! include lib/adaptive_pool_params.wgsl
 
 @group(0) @binding(0) var<storage, read_write> source: array<{{element}}>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{real}}>;

@@ -5,17 +5,7 @@
 // order of addition, so float32 sums match it bit for bit. The sum is kept in the computation type
 // and rounded once. Unsigned integer arithmetic throughout.
 //! include lib/grid.wgsl
-
-struct Params {
-  count: u32,        // input elements (planes * in_h * in_w)
-  grad_offset: u32,  // first element of grad_output within its window
-  out_offset: u32,   // first element of grad_input
-  index_offset: u32, // first index (in u32 words) within its window
-  in_h: u32,
-  in_w: u32,
-  out_h: u32,
-  out_w: u32,
-}
+//! include lib/adaptive_pool_params.wgsl
 
 @group(0) @binding(0) var<storage, read_write> grad: array<{{element}}>;
 @group(0) @binding(1) var<storage, read_write> out: array<{{real}}>;
@@ -46,7 +36,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     for (var ow = w_first; ow < w_end; ow++) {
       let k = pooled + oh * p.out_w + ow;
       if (indices[p.index_offset + 2u * k] == here && indices[p.index_offset + 2u * k + 1u] == 0u) {
-        sum += load(p.grad_offset + k);
+        sum += load(p.src_offset + k);
       }
     }
   }
