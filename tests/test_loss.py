@@ -91,3 +91,83 @@ def test_nll_loss2d_over_images(dtype, reduction, weighted):
     target[0, ::2] = -100
     weight = torch.rand(5, generator=gen).to(dtype) if weighted else None
     _check_against_cpu(F.cross_entropy, x, target, weight, reduction, gen)
+
+
+def _edge_values(gen, n):
+    """Normal draws with exact ties, zeros, both infinities and NaN among them."""
+    x = torch.randn(n, generator=gen) * 3
+    x[:8] = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1.0, -1.0, 0.5])
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("loss, parameter", [("smooth_l1_loss", {"beta": 1.0}), ("smooth_l1_loss", {"beta": 0.0}),
+                                             ("smooth_l1_loss", {"beta": 0.25}), ("huber_loss", {"delta": 1.0}),
+                                             ("huber_loss", {"delta": 2.5})], ids=str)
+def test_smooth_l1_and_huber_losses_follow_the_cpu(loss, parameter, reduction, dtype):
+    """The CPU's branches at |x| = beta, x = 0 with beta 0 and NaN: the elementwise loss and gradient
+    bit for bit (reduction none); reduced, the loss within the sum's reordering and the gradient within
+    an ulp (the CPU's vector loop orders the mean's norm, the gradient and delta its own way)."""
+    gen = torch.Generator().manual_seed(1)
+    x = _edge_values(gen, 300).to(dtype)
+    target = torch.randn(300, generator=gen).to(dtype)
+    target[5:8] = torch.tensor([0.0, 0.0, 1.5])  # x - target exactly 1, -1, -beta 1
+    if reduction != "none":
+        x, target = x[8:], target[8:]  # keep NaN and inf out of the sums
+    fn = getattr(F, loss)
+    c = x.clone().requires_grad_()
+    expected = fn(c, target, reduction=reduction, **parameter)
+    grad = torch.randn(expected.shape, generator=gen).to(dtype)
+    expected.backward(grad)
+    d = x.to("dml").requires_grad_()
+    got = fn(d, target.to("dml"), reduction=reduction, **parameter)
+    got.backward(grad.to("dml"))
+    if reduction == "none":
+        assert torch.equal(got.cpu().isnan(), expected.isnan())
+        torch.testing.assert_close(got.cpu(), expected, rtol=0, atol=0, equal_nan=True)
+        torch.testing.assert_close(d.grad.cpu(), c.grad, rtol=0, atol=0, equal_nan=True)
+    else:
+        torch.testing.assert_close(got.cpu(), expected)
+        torch.testing.assert_close(d.grad.cpu(), c.grad, rtol=2.5e-7 if dtype == torch.float32 else 5e-16, atol=0)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_smooth_l1_and_huber_in_16_bits(dtype):
+    gen = torch.Generator().manual_seed(2)
+    x, target = torch.randn(64, 33, generator=gen).to(dtype), torch.randn(64, 33, generator=gen).to(dtype)
+    for fn in (F.smooth_l1_loss, F.huber_loss):
+        for reduction in ("none", "mean"):
+            got = fn(x.to("dml"), target.to("dml"), reduction=reduction)
+            assert got.dtype == dtype
+            torch.testing.assert_close(got.cpu().float(), fn(x.float(), target.float(), reduction=reduction).to(dtype).float(),
+                                       **TOLERANCE[dtype])
+
+
+def test_negative_beta_and_delta_raise_the_cpus_errors():
+    x = torch.randn(4).to("dml")
+    with pytest.raises(RuntimeError, match="smooth_l1_loss does not support negative values for beta"):
+        F.smooth_l1_loss(x, x, beta=-1.0)
+    with pytest.raises(RuntimeError, match="huber_loss does not support non-positive values for delta"):
+        F.huber_loss(x, x, delta=0.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy_with_logits_is_native(dtype, weighted):
+    """The detection and multi-label loss: log_sigmoid forward and backward (and pos_weight's product)
+    on the device, against the CPU."""
+    gen = torch.Generator().manual_seed(3)
+    logits = (torch.randn(128, 20, generator=gen) * 8).to(dtype)
+    target = torch.rand(128, 20, generator=gen).round().to(dtype)
+    pos_weight = torch.rand(20, generator=gen).to(dtype) * 3 if weighted else None
+    c = logits.clone().requires_grad_()
+    expected = F.binary_cross_entropy_with_logits(c, target, pos_weight=pos_weight)
+    expected.backward()
+    d = logits.to("dml").requires_grad_()
+    got = F.binary_cross_entropy_with_logits(d, target.to("dml"),
+                                             pos_weight=None if pos_weight is None else pos_weight.to("dml"))
+    got.backward()
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == torch.float32 else {"rtol": 1e-12, "atol": 1e-14}
+    torch.testing.assert_close(got.cpu(), expected, **tol)
+    torch.testing.assert_close(d.grad.cpu(), c.grad, **tol)

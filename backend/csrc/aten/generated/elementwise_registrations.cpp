@@ -2,6 +2,7 @@
 #include <ATen/ScalarOps.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/native/CPUFallback.h>
+#include <ATen/ops/_prelu_kernel_ops.h>
 #include <ATen/ops/abs_ops.h>
 #include <ATen/ops/acos_ops.h>
 #include <ATen/ops/acosh_ops.h>
@@ -51,6 +52,7 @@
 #include <ATen/ops/hardtanh_ops.h>
 #include <ATen/ops/hardtanh_backward_ops.h>
 #include <ATen/ops/heaviside_ops.h>
+#include <ATen/ops/huber_loss_backward_ops.h>
 #include <ATen/ops/hypot_ops.h>
 #include <ATen/ops/isinf_ops.h>
 #include <ATen/ops/isnan_ops.h>
@@ -64,6 +66,7 @@
 #include <ATen/ops/log10_ops.h>
 #include <ATen/ops/log1p_ops.h>
 #include <ATen/ops/log2_ops.h>
+#include <ATen/ops/log_sigmoid_backward_ops.h>
 #include <ATen/ops/logaddexp_ops.h>
 #include <ATen/ops/logaddexp2_ops.h>
 #include <ATen/ops/logical_and_ops.h>
@@ -88,6 +91,7 @@
 #include <ATen/ops/remainder_ops.h>
 #include <ATen/ops/round_ops.h>
 #include <ATen/ops/rsqrt_ops.h>
+#include <ATen/ops/rsub_ops.h>
 #include <ATen/ops/sgn_ops.h>
 #include <ATen/ops/sigmoid_ops.h>
 #include <ATen/ops/sigmoid_backward_ops.h>
@@ -96,6 +100,7 @@
 #include <ATen/ops/silu_ops.h>
 #include <ATen/ops/sin_ops.h>
 #include <ATen/ops/sinh_ops.h>
+#include <ATen/ops/smooth_l1_loss_backward_ops.h>
 #include <ATen/ops/softplus_ops.h>
 #include <ATen/ops/softplus_backward_ops.h>
 #include <ATen/ops/sqrt_ops.h>
@@ -1562,6 +1567,15 @@ at::Tensor& k_sub_out(const at::Tensor& self, const at::Tensor& other, const at:
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::sub_out>::call(self, other, alpha, out);
 }
 
+// rsub.Tensor
+at::Tensor k_rsub_Tensor(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
+  if (!takes(other, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::rsub_Tensor>::call(self, other, alpha);
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), other, self);
+  if (run(kernels::ops::rsub, iter, {at::Scalar(alpha)})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::rsub_Tensor>::call(self, other, alpha);
+}
+
 // mul.Tensor
 at::Tensor k_mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
   if (!takes(self, other)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::mul_Tensor>::call(self, other);
@@ -2812,6 +2826,51 @@ at::Tensor k_native_dropout_backward(const at::Tensor& grad_output, const at::Te
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_dropout_backward>::call(grad_output, mask, scale);
 }
 
+// log_sigmoid_backward
+at::Tensor k_log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& buffer) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log_sigmoid_backward>::call(grad_output, self, buffer);
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), grad_output, self);
+  if (run(kernels::ops::log_sigmoid_backward, iter, {})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log_sigmoid_backward>::call(grad_output, self, buffer);
+}
+
+// log_sigmoid_backward.grad_input
+at::Tensor& k_log_sigmoid_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& buffer, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log_sigmoid_backward_grad_input>::call(grad_output, self, buffer, grad_input);
+  at::TensorIterator iter;
+  iter.build_binary_op(grad_input, grad_output, self);
+  if (run(kernels::ops::log_sigmoid_backward, iter, {})) return grad_input;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log_sigmoid_backward_grad_input>::call(grad_output, self, buffer, grad_input);
+}
+
+// _prelu_kernel
+at::Tensor k__prelu_kernel(const at::Tensor& self, const at::Tensor& weight) {
+  if (!takes(self, weight)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_prelu_kernel>::call(self, weight);
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), self, weight);
+  if (run(kernels::ops::prelu, iter, {})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::_prelu_kernel>::call(self, weight);
+}
+
+// smooth_l1_loss_backward.grad_input
+at::Tensor& k_smooth_l1_loss_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta, at::Tensor& grad_input) {
+  if (!takes(self, target, grad_output)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::smooth_l1_loss_backward_grad_input>::call(grad_output, self, target, reduction, beta, grad_input);
+  at::TensorIterator iter;
+  iter.build_ternary_op(grad_input, self, target, grad_output);
+  if (run(kernels::ops::smooth_l1_backward, iter, {at::Scalar(beta), at::Scalar(reduction == at::Reduction::Mean ? 1.0 / static_cast<double>(self.numel()) : 1.0)})) return grad_input;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::smooth_l1_loss_backward_grad_input>::call(grad_output, self, target, reduction, beta, grad_input);
+}
+
+// huber_loss_backward.out
+at::Tensor& k_huber_loss_backward_out(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta, at::Tensor& grad_input) {
+  if (!takes(self, target, grad_output)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::huber_loss_backward_out>::call(grad_output, self, target, reduction, delta, grad_input);
+  at::TensorIterator iter;
+  iter.build_ternary_op(grad_input, self, target, grad_output);
+  if (run(kernels::ops::huber_backward, iter, {at::Scalar(delta), at::Scalar(reduction == at::Reduction::Mean ? 1.0 / static_cast<double>(self.numel()) : 1.0)})) return grad_input;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::huber_loss_backward_out>::call(grad_output, self, target, reduction, delta, grad_input);
+}
+
 // lerp.Tensor
 at::Tensor k_lerp_Tensor(const at::Tensor& self, const at::Tensor& end, const at::Tensor& weight) {
   if (!takes(self, end, weight)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::lerp_Tensor>::call(self, end, weight);
@@ -3108,6 +3167,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.Tensor", TORCH_FN(k_sub_Tensor));
   m.impl("sub_.Tensor", TORCH_FN(k_sub__Tensor));
   m.impl("sub.out", TORCH_FN(k_sub_out));
+  m.impl("rsub.Tensor", TORCH_FN(k_rsub_Tensor));
   m.impl("mul.Tensor", TORCH_FN(k_mul_Tensor));
   m.impl("mul_.Tensor", TORCH_FN(k_mul__Tensor));
   m.impl("mul.out", TORCH_FN(k_mul_out));
@@ -3244,6 +3304,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("elu_backward", TORCH_FN(k_elu_backward));
   m.impl("elu_backward.grad_input", TORCH_FN(k_elu_backward_grad_input));
   m.impl("native_dropout_backward", TORCH_FN(k_native_dropout_backward));
+  m.impl("log_sigmoid_backward", TORCH_FN(k_log_sigmoid_backward));
+  m.impl("log_sigmoid_backward.grad_input", TORCH_FN(k_log_sigmoid_backward_grad_input));
+  m.impl("_prelu_kernel", TORCH_FN(k__prelu_kernel));
+  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(k_smooth_l1_loss_backward_grad_input));
+  m.impl("huber_loss_backward.out", TORCH_FN(k_huber_loss_backward_out));
   m.impl("lerp.Tensor", TORCH_FN(k_lerp_Tensor));
   m.impl("lerp_.Tensor", TORCH_FN(k_lerp__Tensor));
   m.impl("lerp.Tensor_out", TORCH_FN(k_lerp_Tensor_out));
