@@ -1,5 +1,5 @@
-"""2-D upsampling (nearest, nearest-exact, bilinear), forward and backward, native (strict mode)
-against the CPU."""
+"""2-D upsampling (nearest, nearest-exact, bilinear) and its 1-D forms (nearest, nearest-exact,
+linear), forward and backward, native (strict mode) against the CPU."""
 
 import pytest
 import torch
@@ -218,3 +218,28 @@ def test_unet_up_path_trains_like_cpu():
         torch.testing.assert_close(dc.grad.cpu(), c.grad, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(ds.grad.cpu(), s.grad, rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(dml_conv.weight.grad.cpu(), conv.weight.grad, rtol=1e-4, atol=1e-4)
+
+
+MODES_1D = [("nearest", None), ("nearest-exact", None), ("linear", False), ("linear", True)]
+RESIZES_1D = [(7, {"scale_factor": 2}), (9, {"scale_factor": 0.5}), (7, {"scale_factor": 1.7}), (5, {"size": 12}),
+              (6, {"size": 1}), (1, {"size": 4}), (8, {"size": 8})]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=str)
+@pytest.mark.parametrize("resize", RESIZES_1D, ids=["x2", "x0.5", "x1.7", "size_12", "to_1", "from_1", "same"])
+@pytest.mark.parametrize(("mode", "align_corners"), MODES_1D, ids=["nearest", "nearest_exact", "linear", "linear_ac"])
+def test_1d_upsampling_runs_the_2d_kernel(mode, align_corners, resize, dtype):
+    """(N, C, W) is the 2-D kernel over images one row high: the CPU's 1-D results and gradients."""
+    check(mode, align_corners, resize[1], dtype, (2, 3, resize[0]))
+
+
+def test_1d_upsampling_is_one_kernel_each_way():
+    from helpers import kernels_of
+
+    x = torch.randn(4, 8, 50).to("dml").requires_grad_()
+    with torch_dml.strict():
+        names = kernels_of(lambda: F.interpolate(x, scale_factor=2, mode="linear"))
+        assert len(names) == 1 and names[0].startswith("upsample"), names
+        y = F.interpolate(x, scale_factor=2, mode="nearest")
+        names = kernels_of(lambda: y.backward(torch.ones_like(y)))
+    assert [n for n in names if n.startswith("upsample")], names

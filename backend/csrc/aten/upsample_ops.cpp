@@ -1,6 +1,8 @@
 // 2-D upsampling on the upsample kernel (kernels/upsample_kernel.h): upsample_nearest2d,
 // _upsample_nearest_exact2d and upsample_bilinear2d, forward (.out) and backward (.grad_input), for
-// float32/float16/bfloat16, and float64 where the adapter has shader-f64 and shader-int64.
+// float32/float16/bfloat16, and float64 where the adapter has shader-f64 and shader-int64. Their 1-D
+// forms (upsample_nearest1d, _upsample_nearest_exact1d, upsample_linear1d) are the same kernel over
+// images one row high, whose height axis every mode maps onto itself.
 // F.interpolate reaches them through the CompositeImplicit `.vec` overloads, and the functional forms
 // through the structured CompositeExplicitAutogradNonFunctional wrappers, which call these out=
 // kernels; the two `.vec_out` overloads are registered too. Other dtypes and more than 2^32 elements go to the (counted) CPU fallback. Each axis' scale is computed here with PyTorch's own functions
@@ -8,11 +10,17 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/UpSample.h>
+#include <ATen/ops/_upsample_nearest_exact1d_backward_ops.h>
+#include <ATen/ops/_upsample_nearest_exact1d_ops.h>
 #include <ATen/ops/_upsample_nearest_exact2d_backward_ops.h>
 #include <ATen/ops/_upsample_nearest_exact2d_ops.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/upsample_bilinear2d_backward_ops.h>
 #include <ATen/ops/upsample_bilinear2d_ops.h>
+#include <ATen/ops/upsample_linear1d_backward_ops.h>
+#include <ATen/ops/upsample_linear1d_ops.h>
+#include <ATen/ops/upsample_nearest1d_backward_ops.h>
+#include <ATen/ops/upsample_nearest1d_ops.h>
 #include <ATen/ops/upsample_nearest2d_backward_ops.h>
 #include <ATen/ops/upsample_nearest2d_ops.h>
 #include <c10/core/DeviceGuard.h>
@@ -53,10 +61,10 @@ kernels::UpsampleAxis axis(UpsampleMode mode, bool align_corners, int64_t in, in
   return a;
 }
 
-bool served(const at::Tensor& src, const at::Tensor& dst) {
+bool served(const at::Tensor& src, const at::Tensor& dst, int64_t dims = 4) {
   const c10::ScalarType type = src.scalar_type();
   return (type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble) &&
-      dst.scalar_type() == type && src.dim() == 4 && dst.device() == src.device();
+      dst.scalar_type() == type && src.dim() == dims && dst.device() == src.device();
 }
 
 // Runs the kernel from `src` into `dst` (already of its final shape); false when the kernel cannot
@@ -109,6 +117,31 @@ bool backward(UpsampleMode mode, bool align_corners, const at::Tensor& grad_outp
                 d, ") = ", full[d], " but got grad_output.size(", d, ") = ", grad_output.size(d));
   at::native::resize_output(grad_input, input_size);
   return run(mode, true, align_corners, grad_output, grad_input, input_size, output_size, scales_h, scales_w);
+}
+
+// 1-D: (N, C, W) as (N, C, 1, W).
+bool forward_1d(UpsampleMode mode, bool align_corners, const at::Tensor& input, at::IntArrayRef output_size,
+                Scale scales, at::Tensor& out) {
+  if (!served(input, out, 3)) return false;
+  c10::DeviceGuard guard(input.device());
+  const auto full = at::native::upsample_1d_common_check(input.sizes(), output_size);
+  check_input(input);
+  at::native::resize_output(out, full);
+  return run(mode, false, align_corners, input.unsqueeze(2), out.unsqueeze(2),
+             {input.size(0), input.size(1), 1, input.size(2)}, {1, output_size[0]}, std::nullopt, scales);
+}
+
+bool backward_1d(UpsampleMode mode, bool align_corners, const at::Tensor& grad_output, at::IntArrayRef output_size,
+                 at::IntArrayRef input_size, Scale scales, at::Tensor& grad_input) {
+  if (!served(grad_output, grad_input, 3)) return false;
+  c10::DeviceGuard guard(grad_output.device());
+  const auto full = at::native::upsample_1d_common_check(input_size, output_size);
+  for (int64_t d = 0; d < 3; ++d)
+    TORCH_CHECK(grad_output.size(d) == full[d], "Expected grad_output to have the same shape as output; output.size(",
+                d, ") = ", full[d], " but got grad_output.size(", d, ") = ", grad_output.size(d));
+  at::native::resize_output(grad_input, input_size);
+  return run(mode, true, align_corners, grad_output.unsqueeze(2), grad_input.unsqueeze(2),
+             {input_size[0], input_size[1], 1, input_size[2]}, {1, output_size[0]}, std::nullopt, scales);
 }
 
 // The `.vec_out` overloads (sizes or scale factors, as F.interpolate takes them, with an out=) have a
