@@ -171,3 +171,67 @@ def test_binary_cross_entropy_with_logits_is_native(dtype, weighted):
     tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == torch.float32 else {"rtol": 1e-12, "atol": 1e-14}
     torch.testing.assert_close(got.cpu(), expected, **tol)
     torch.testing.assert_close(d.grad.cpu(), c.grad, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy_matches_the_cpu(dtype, reduction, weighted):
+    """nn.BCELoss (a GAN discriminator's, a VAE's reconstruction loss): the clamp of the logs at -100 at
+    0 and 1, and a gradient bit for bit the CPU's, epsilon (a float32 1e-12 also in float64) included."""
+    gen = torch.Generator().manual_seed(4)
+    x = torch.rand(64, 10, generator=gen).to(dtype)
+    x[0, :4] = torch.tensor([0.0, 1.0, 1e-30, 1 - 1e-7]).to(dtype)
+    target = torch.rand(64, 10, generator=gen).round().to(dtype)
+    target[1] = 0.25
+    weight = torch.rand(10, generator=gen).to(dtype) if weighted else None
+    c = x.clone().requires_grad_()
+    expected = F.binary_cross_entropy(c, target, weight, reduction=reduction)
+    expected.backward(torch.ones_like(expected))
+    d = x.to("dml").requires_grad_()
+    got = F.binary_cross_entropy(d, target.to("dml"), None if weight is None else weight.to("dml"), reduction=reduction)
+    got.backward(torch.ones_like(got))
+    torch.testing.assert_close(got.cpu(), expected, rtol=2e-6 if dtype == torch.float32 else 1e-14, atol=0)
+    torch.testing.assert_close(d.grad.cpu(), c.grad, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("bad", ["input above 1", "input NaN", "target below 0"])
+def test_binary_cross_entropy_refuses_values_outside_0_1_at_the_next_wait(bad):
+    """The CPU's check, recorded on the device rather than read back: the loss call itself returns, and
+    the error (naming the op, the CPU's message) comes with the next wait for the device."""
+    x, target = torch.full((6,), 0.5), torch.full((6,), 0.5)
+    if bad == "input above 1":
+        x[3] = 1.5
+    elif bad == "input NaN":
+        x[2] = float("nan")
+    else:
+        target[4] = -1.0
+    which = "target" if bad.startswith("target") else "input"
+    with pytest.raises(RuntimeError, match=f"all elements of {which} should be between 0 and 1"):
+        F.binary_cross_entropy(x, target)
+    loss = F.binary_cross_entropy(x.to("dml"), target.to("dml"))
+    with pytest.raises(RuntimeError, match=f"binary_cross_entropy.*all elements of {which} should be between 0 and 1"):
+        loss.item()
+    # The failure is reported once; the device goes on.
+    assert F.binary_cross_entropy(torch.full((3,), 0.5).to("dml"), torch.ones(3).to("dml")).item() == pytest.approx(0.6931, abs=1e-4)
+
+
+def test_binary_cross_entropy_does_not_wait_for_the_device():
+    """The domain check is recorded, not read back: a BCE step waits no more than an MSE step."""
+    import torch_dml
+    from helpers import kernels_of
+
+    x, target = torch.rand(256).to("dml").requires_grad_(), torch.rand(256).to("dml")
+
+    def waits(loss):
+        loss(x, target).backward()  # compiles the kernels
+        torch_dml.synchronize()
+        before = torch_dml._C._wait_count(0)
+        loss(x, target).backward()
+        return torch_dml._C._wait_count(0) - before
+
+    assert waits(F.binary_cross_entropy) == waits(F.mse_loss)
+    names = kernels_of(lambda: F.binary_cross_entropy(x, target).backward())
+    rows = [n.split("/")[1] for n in names if n.startswith("ew/")]
+    assert "binary_cross_entropy" in rows and "binary_cross_entropy_backward" in rows, names
+    assert sum(n.startswith("index_check") for n in names) == 2, names
