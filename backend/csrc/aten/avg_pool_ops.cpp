@@ -1,13 +1,12 @@
-// avg_pool2d and adaptive_avg_pool2d, forward and backward, as two matmuls: average pooling is linear
-// and separable, out = A_h · x · A_wᵀ, where A_h (out_h × in_h) holds each output row's weights over
-// input rows (window membership divided by that axis's share of the divisor; zero padding contributes
-// nothing, so padded positions simply have no column). Every divisor rule of PyTorch is a product of
-// per-axis counts (count_include_pad on or off, ceil_mode windows clipped at the padded edge) or a
-// constant (divisor_override), so the factorisation is exact. The backward is Aₕᵀ · g · A_w.
-//
-// Native and exact in its weights, but it does O(in·out) work per axis: fine for the usual small
-// outputs (adaptive pooling to 7×7 or 1×1, 2×2 pools of small maps), wasteful for large maps, where a
-// direct windowed kernel will replace it.
+// avg_pool2d and adaptive_avg_pool2d, forward and backward, one kernel each way (kernels/pool2d_kernel.h):
+// each output sums its window in the CPU's order and divides as the CPU does (every divisor rule:
+// count_include_pad, ceil_mode windows clipped at the padded edge, divisor_override; adaptive windows
+// divided by their height, then their width), and the backward gathers into each input element the
+// shares of the outputs whose windows hold it. Any layout is read and written in place; a 16-bit dtype
+// is computed in float32 and rounded once. Adaptive pooling to 1 x 1 (global average pooling) is the
+// mean reduction instead: one thread per output would walk a whole feature map. What the kernels
+// decline (float64 without shader-f64, extents past their 32-bit arithmetic), and arguments the CPU
+// refuses, go to the counted CPU fallback, which raises PyTorch's errors, before anything is written.
 #include <ATen/ATen.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Pool.h>
@@ -18,9 +17,14 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <optional>
+#include <vector>
+
 #include "aten/common.h"
 #include "aten/dtype_rule.h"
 #include "aten/fallback.h"
+#include "aten/pool_tensors.h"
+#include "kernels/pool2d_kernel.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -30,91 +34,90 @@ bool image_rank(const at::Tensor& t) {
   return t.dim() == 3 || t.dim() == 4;
 }
 
-// One axis of avg_pool2d: weights[o, i] = 1 / count(o) for input i in output o's window, where count
-// is the window's length clipped to the padded input (count_include_pad) or to the input, or 1 with a
-// divisor override (applied once, as a scale, by the caller).
-at::Tensor pool_weights(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad, bool count_include_pad,
-                        bool override) {
-  at::Tensor w = at::zeros({out, in}, at::kDouble);
-  auto a = w.accessor<double, 2>();
-  for (int64_t o = 0; o < out; ++o) {
-    const int64_t start = o * stride - pad;
-    const int64_t end = std::min(start + kernel, in + pad);
-    const int64_t padded_count = end - start;
-    const int64_t first = std::max<int64_t>(start, 0), last = std::min(end, in);
-    const int64_t count = override ? 1 : count_include_pad ? padded_count : last - first;
-    for (int64_t i = first; i < last; ++i) a[o][i] = 1.0 / static_cast<double>(count);
-  }
-  return w;
-}
-
-// One axis of adaptive average pooling: output o averages inputs [floor(o·in/out), ceil((o+1)·in/out)).
-at::Tensor adaptive_weights(int64_t in, int64_t out) {
-  at::Tensor w = at::zeros({out, in}, at::kDouble);
-  auto a = w.accessor<double, 2>();
-  for (int64_t o = 0; o < out; ++o) {
-    const int64_t start = o * in / out, end = ((o + 1) * in + out - 1) / out;
-    for (int64_t i = start; i < end; ++i) a[o][i] = 1.0 / static_cast<double>(end - start);
-  }
-  return w;
-}
-
-// A_h · x · A_wᵀ over the last two dims of x (weights made on the host, moved to x's device).
-// float16/bfloat16 compute in float32 and round once, as the CPU's pooling does: half-precision
-// weights (1/9 is not exact) and a rounded intermediate would each cost an ulp.
-at::Tensor separable(const at::Tensor& x, const at::Tensor& rows, const at::Tensor& cols, double scale) {
-  const bool reduced = x.scalar_type() == c10::kHalf || x.scalar_type() == c10::kBFloat16;
-  const at::Tensor input = reduced ? x.to(c10::kFloat) : x;
-  const at::Tensor h = rows.to(input.options()), w = cols.to(input.options());
-  at::Tensor out = at::matmul(at::matmul(h, input), w.t());
-  if (scale != 1.0) out = out * scale;
-  return reduced ? out.to(x.scalar_type()) : out;
-}
-
-struct AvgPool {
-  at::Tensor rows, cols;
-  double scale = 1.0;
-};
-
-std::optional<AvgPool> avg_pool_plan(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                     at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                                     std::optional<int64_t> divisor_override) {
-  if (!image_rank(self) || kernel_size.empty() || kernel_size.size() > 2 || stride.size() > 2 || padding.empty() ||
-      padding.size() > 2 || (divisor_override && *divisor_override == 0))
+// avg_pool2d's geometry for a 4-D input, or nothing for arguments the CPU refuses (it raises them).
+std::optional<kernels::Pool2dGeometry> avg_geometry(const at::Tensor& x, at::IntArrayRef kernel_size,
+                                                    at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                                                    std::optional<int64_t> divisor_override) {
+  if (kernel_size.empty() || kernel_size.size() > 2 || stride.size() > 2 || padding.empty() || padding.size() > 2 ||
+      (divisor_override && *divisor_override == 0))
     return std::nullopt;
   const int64_t kh = kernel_size[0], kw = kernel_size.size() == 1 ? kh : kernel_size[1];
   const int64_t sh = stride.empty() ? kh : stride[0], sw = stride.empty() ? kw : stride.size() == 1 ? sh : stride[1];
   const int64_t ph = padding[0], pw = padding.size() == 1 ? ph : padding[1];
   if (kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || ph < 0 || pw < 0 || ph * 2 > kh || pw * 2 > kw) return std::nullopt;
-  const int64_t in_h = self.size(-2), in_w = self.size(-1);
-  const int64_t out_h = at::native::pooling_output_shape<int64_t>(in_h, kh, ph, sh, 1, ceil_mode);
-  const int64_t out_w = at::native::pooling_output_shape<int64_t>(in_w, kw, pw, sw, 1, ceil_mode);
-  if (out_h <= 0 || out_w <= 0) return std::nullopt;
-  const bool override = divisor_override.has_value();
-  return AvgPool{pool_weights(in_h, out_h, kh, sh, ph, count_include_pad, override),
-                 pool_weights(in_w, out_w, kw, sw, pw, count_include_pad, override),
-                 override ? 1.0 / static_cast<double>(*divisor_override) : 1.0};
+  kernels::Pool2dGeometry g;
+  g.batch = x.size(0), g.channels = x.size(1), g.in_h = x.size(2), g.in_w = x.size(3);
+  const int64_t oh = at::native::pooling_output_shape<int64_t>(x.size(2), kh, ph, sh, 1, ceil_mode);
+  const int64_t ow = at::native::pooling_output_shape<int64_t>(x.size(3), kw, pw, sw, 1, ceil_mode);
+  if (oh <= 0 || ow <= 0 || x.size(2) == 0 || x.size(3) == 0) return std::nullopt;
+  g.out_h = oh, g.out_w = ow;
+  g.kernel[0] = kh, g.kernel[1] = kw, g.stride[0] = sh, g.stride[1] = sw, g.padding[0] = ph, g.padding[1] = pw;
+  return g;
 }
 
-// The kernels return nothing where the plan does not take the input (native.yaml's `functional`).
+// The pooled sizes of `self` (3-D or 4-D) for geometry `g`.
+std::vector<int64_t> pooled_sizes(const at::Tensor& self, const kernels::Pool2dGeometry& g) {
+  std::vector<int64_t> sizes = {static_cast<int64_t>(g.batch), static_cast<int64_t>(g.channels),
+                                static_cast<int64_t>(g.out_h), static_cast<int64_t>(g.out_w)};
+  if (self.dim() == 3) sizes.erase(sizes.begin());
+  return sizes;
+}
+
+// Runs the problem from `source` into `target` (of its final sizes and layout): false, having written
+// nothing, where the kernel declines it.
+bool pooled(kernels::Pool2dProblem m, const at::Tensor& self, const at::Tensor& source, const at::Tensor& target) {
+  if (target.numel() == 0) return true; // an empty batch binds nothing
+  const at::Tensor written = written_form(target);
+  m.dtype = self.scalar_type();
+  m.channels_fast = self.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
+  m.image = image_operand(as4d(m.backward ? written : source));
+  m.pooled = image_operand(as4d(m.backward ? source : written));
+  runtime::DeviceContext& context = context_of(self);
+  if (!kernels::pool2d_unsupported_reason(context, m).empty()) return false;
+  {
+    std::lock_guard<std::recursive_mutex> lock(context.mutex());
+    kernels::pool2d(context, m);
+  }
+  if (!written.is_same(target)) target.copy_(written);
+  return true;
+}
+
+kernels::Pool2dProblem average(const kernels::Pool2dGeometry& g, bool backward, bool count_include_pad,
+                               std::optional<int64_t> divisor_override) {
+  kernels::Pool2dProblem m;
+  m.kind = kernels::PoolKind::Average;
+  m.g = g;
+  m.backward = backward;
+  m.count_include_pad = count_include_pad;
+  m.divisor_override = divisor_override.value_or(0);
+  return m;
+}
+
+// The kernels return nothing where the kernel does not take the input (native.yaml's `functional`).
 std::optional<at::Tensor> average_pool(const at::Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                                        std::optional<int64_t> divisor_override) {
-  const auto plan = avg_pool_plan(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  if (!plan) return std::nullopt;
+  if (!image_rank(self)) return std::nullopt;
+  const auto g = avg_geometry(as4d(self), kernel_size, stride, padding, ceil_mode, divisor_override);
+  if (!g) return std::nullopt;
   c10::DeviceGuard guard(self.device());
-  return separable(self, plan->rows, plan->cols, plan->scale).contiguous();
+  const at::Tensor out = at::empty(pooled_sizes(self, *g), self.options().memory_format(self.suggest_memory_format()));
+  if (!pooled(average(*g, false, count_include_pad, divisor_override), self, self, out)) return std::nullopt;
+  return out;
 }
 
 std::optional<at::Tensor> average_pool_backward(const at::Tensor& grad_output, const at::Tensor& self,
                                                 at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                                 at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                                                 std::optional<int64_t> divisor_override) {
-  const auto plan = avg_pool_plan(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-  if (!plan || grad_output.size(-2) != plan->rows.size(0) || grad_output.size(-1) != plan->cols.size(0))
-    return std::nullopt;
+  if (!image_rank(self) || grad_output.scalar_type() != self.scalar_type()) return std::nullopt;
+  const auto g = avg_geometry(as4d(self), kernel_size, stride, padding, ceil_mode, divisor_override);
+  if (!g || grad_output.sizes() != at::IntArrayRef(pooled_sizes(self, *g))) return std::nullopt;
   c10::DeviceGuard guard(self.device());
-  return separable(grad_output, plan->rows.t(), plan->cols.t(), plan->scale).contiguous();
+  const at::Tensor grad_input = at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
+  if (!pooled(average(*g, true, count_include_pad, divisor_override), self, grad_output, grad_input))
+    return std::nullopt;
+  return grad_input;
 }
 
 // The adaptive pools take a non-empty image and (forward) a positive 2-d output size.
@@ -123,18 +126,38 @@ bool adaptive_fits(const at::Tensor& self, at::IntArrayRef output_size = {1, 1})
       output_size[0] > 0 && output_size[1] > 0;
 }
 
-at::Tensor adaptive_pool(const at::Tensor& self, at::IntArrayRef output_size) {
-  c10::DeviceGuard guard(self.device());
-  return separable(self, adaptive_weights(self.size(-2), output_size[0]),
-                   adaptive_weights(self.size(-1), output_size[1]), 1.0)
-      .contiguous();
+kernels::Pool2dProblem adaptive(const at::Tensor& self, int64_t out_h, int64_t out_w, bool backward) {
+  const at::Tensor x = as4d(self);
+  kernels::Pool2dProblem m;
+  m.kind = kernels::PoolKind::AdaptiveAverage;
+  m.g.batch = x.size(0), m.g.channels = x.size(1), m.g.in_h = x.size(2), m.g.in_w = x.size(3);
+  m.g.out_h = out_h, m.g.out_w = out_w;
+  m.backward = backward;
+  return m;
 }
 
-at::Tensor adaptive_pool_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+std::optional<at::Tensor> adaptive_pool(const at::Tensor& self, at::IntArrayRef output_size) {
   c10::DeviceGuard guard(self.device());
-  const at::Tensor rows = adaptive_weights(self.size(-2), grad_output.size(-2));
-  const at::Tensor cols = adaptive_weights(self.size(-1), grad_output.size(-1));
-  return separable(grad_output, rows.t(), cols.t(), 1.0).contiguous();
+  if (output_size[0] == 1 && output_size[1] == 1) return self.mean({-2, -1}, true);
+  std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
+  sizes[sizes.size() - 2] = output_size[0], sizes[sizes.size() - 1] = output_size[1];
+  const at::Tensor out = at::empty(sizes, self.options().memory_format(self.suggest_memory_format()));
+  if (!pooled(adaptive(self, output_size[0], output_size[1], false), self, self, out)) return std::nullopt;
+  return out;
+}
+
+// Global pooling's gradient: each element's share, g / H / W as the CPU divides it.
+std::optional<at::Tensor> adaptive_pool_backward(const at::Tensor& grad_output, const at::Tensor& self) {
+  if (grad_output.scalar_type() != self.scalar_type() || grad_output.dim() != self.dim()) return std::nullopt;
+  c10::DeviceGuard guard(self.device());
+  const at::Tensor grad_input = at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
+  const int64_t out_h = grad_output.size(-2), out_w = grad_output.size(-1);
+  if (out_h == 1 && out_w == 1) {
+    grad_input.copy_(grad_output.div(self.size(-2)).div(self.size(-1)).expand(self.sizes()));
+    return grad_input;
+  }
+  if (!pooled(adaptive(self, out_h, out_w, true), self, grad_output, grad_input)) return std::nullopt;
+  return grad_input;
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).

@@ -1,5 +1,5 @@
 // max_pool2d (with indices) and its backward for float dtypes, one kernel each
-// (kernels/max_pool_kernel): the forward scans each output's window for the maximum and PyTorch's flat
+// (kernels/pool2d_kernel): the forward scans each output's window for the maximum and PyTorch's flat
 // input index (h * W + w), the backward gathers each input element's gradient from the outputs that
 // saved it. Both read and write every layout through its strides; a 16-bit dtype is computed into
 // float32 and rounded once. What the kernels decline (float64 without shader-f64 and shader-int64,
@@ -17,8 +17,9 @@
 #include "aten/common.h"
 #include "aten/dtype_rule.h"
 #include "aten/fallback.h"
+#include "aten/pool_tensors.h"
 #include "aten/word_view.h"
-#include "kernels/max_pool_kernel.h"
+#include "kernels/pool2d_kernel.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -52,14 +53,10 @@ Pool2d pool_shape(const at::Tensor& x, at::IntArrayRef kernel, at::IntArrayRef s
   return p;
 }
 
-at::Tensor as4d(const at::Tensor& t) {
-  return t.dim() == 3 ? t.unsqueeze(0) : t;
-}
-
 // The problem's geometry and layout for a 4-D input; operands are set by the caller.
-kernels::MaxPool2dProblem problem_for(const at::Tensor& x, const Pool2d& p, bool backward) {
-  kernels::MaxPool2dProblem m;
-  kernels::MaxPool2dGeometry& g = m.g;
+kernels::Pool2dProblem problem_for(const at::Tensor& x, const Pool2d& p, bool backward) {
+  kernels::Pool2dProblem m;
+  kernels::Pool2dGeometry& g = m.g;
   g.batch = x.size(0), g.channels = x.size(1), g.in_h = p.h, g.in_w = p.w, g.out_h = p.oh, g.out_w = p.ow;
   g.kernel[0] = p.kh, g.kernel[1] = p.kw, g.stride[0] = p.sh, g.stride[1] = p.sw;
   g.padding[0] = p.ph, g.padding[1] = p.pw, g.dilation[0] = p.dh, g.dilation[1] = p.dw;
@@ -74,19 +71,6 @@ kernels::ImageOperand index_words(const at::Tensor& indices) {
   kernels::ImageOperand op{device_words(indices)};
   for (int d = 0; d < 4; ++d) op.strides[d] = 2 * indices.stride(d);
   return op;
-}
-
-// The computation type's tensor the kernel writes: `target` itself where it already is one (float32 or
-// float64), else a float32 tensor of its sizes and layout that the caller rounds into it.
-at::Tensor written_form(const at::Tensor& target) {
-  if (target.scalar_type() == c10::kFloat || target.scalar_type() == c10::kDouble) return target;
-  return at::empty_like(target, target.options().dtype(c10::kFloat));
-}
-
-// `out` resized as the CPU's structured kernel does: to `sizes`, in the input's layout when resized.
-void resize_like_input(const at::Tensor& out, at::IntArrayRef sizes, const at::Tensor& self) {
-  if (at::native::resize_output(out, sizes) && self.dim() == 4)
-    out.unsafeGetTensorImpl()->empty_tensor_restride(self.suggest_memory_format());
 }
 
 bool max_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntArrayRef stride, at::IntArrayRef padding,
@@ -105,15 +89,15 @@ bool max_pool2d_out(const at::Tensor& self, at::IntArrayRef kernel, at::IntArray
   at::assert_no_internal_overlap(out);
   at::assert_no_internal_overlap(indices);
   const at::Tensor values = written_form(out);
-  kernels::MaxPool2dProblem m = problem_for(x, p, false);
+  kernels::Pool2dProblem m = problem_for(x, p, false);
   m.image = image_operand(x);
   m.pooled = image_operand(as4d(values));
   m.indices = index_words(as4d(indices));
   runtime::DeviceContext& context = context_of(self);
-  if (!kernels::max_pool2d_unsupported_reason(context, m).empty()) return false;
+  if (!kernels::pool2d_unsupported_reason(context, m).empty()) return false;
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::max_pool2d(context, m);
+    kernels::pool2d(context, m);
   }
   if (!values.is_same(out)) out.copy_(values);
   return true;
@@ -136,15 +120,15 @@ bool max_pool2d_backward_out(const at::Tensor& grad_output, const at::Tensor& se
   resize_like_input(grad_input, self.sizes(), self);
   at::assert_no_internal_overlap(grad_input);
   const at::Tensor sums = written_form(grad_input);
-  kernels::MaxPool2dProblem m = problem_for(x, p, true);
+  kernels::Pool2dProblem m = problem_for(x, p, true);
   m.image = image_operand(as4d(sums));
   m.pooled = image_operand(grad);
   m.indices = index_words(saved);
   runtime::DeviceContext& context = context_of(self);
-  if (!kernels::max_pool2d_unsupported_reason(context, m).empty()) return false;
+  if (!kernels::pool2d_unsupported_reason(context, m).empty()) return false;
   {
     std::lock_guard<std::recursive_mutex> lock(context.mutex());
-    kernels::max_pool2d(context, m);
+    kernels::pool2d(context, m);
   }
   if (!sums.is_same(grad_input)) grad_input.copy_(sums);
   return true;

@@ -130,6 +130,98 @@ static_assert(offsetof(AttentionParams, result2_offset) == 144);
 static_assert(offsetof(AttentionParams, delta_offset) == 148);
 static_assert(sizeof(AttentionParams) == 160);
 
+// The uniform block of avg_pool2d.wgsl.
+struct alignas(16) AvgPool2dParams {
+  uint32_t count = {};
+  uint32_t channels = {};
+  uint32_t in_h = {};
+  uint32_t in_w = {};
+  uint32_t out_h = {};
+  uint32_t out_w = {};
+  uint32_t kernel_h = {};
+  uint32_t kernel_w = {};
+  uint32_t stride_h = {};
+  uint32_t stride_w = {};
+  uint32_t pad_h = {};
+  uint32_t pad_w = {};
+  uint32_t dilation_h = {};
+  uint32_t dilation_w = {};
+  uint32_t image_offset = {};
+  uint32_t pooled_offset = {};
+  uint32_t index_offset = {};
+  uint32_t pad0_[3] = {};
+  uint32_t image[4] = {};
+  uint32_t pooled[4] = {};
+  uint32_t index[4] = {};
+};
+static_assert(offsetof(AvgPool2dParams, count) == 0);
+static_assert(offsetof(AvgPool2dParams, channels) == 4);
+static_assert(offsetof(AvgPool2dParams, in_h) == 8);
+static_assert(offsetof(AvgPool2dParams, in_w) == 12);
+static_assert(offsetof(AvgPool2dParams, out_h) == 16);
+static_assert(offsetof(AvgPool2dParams, out_w) == 20);
+static_assert(offsetof(AvgPool2dParams, kernel_h) == 24);
+static_assert(offsetof(AvgPool2dParams, kernel_w) == 28);
+static_assert(offsetof(AvgPool2dParams, stride_h) == 32);
+static_assert(offsetof(AvgPool2dParams, stride_w) == 36);
+static_assert(offsetof(AvgPool2dParams, pad_h) == 40);
+static_assert(offsetof(AvgPool2dParams, pad_w) == 44);
+static_assert(offsetof(AvgPool2dParams, dilation_h) == 48);
+static_assert(offsetof(AvgPool2dParams, dilation_w) == 52);
+static_assert(offsetof(AvgPool2dParams, image_offset) == 56);
+static_assert(offsetof(AvgPool2dParams, pooled_offset) == 60);
+static_assert(offsetof(AvgPool2dParams, index_offset) == 64);
+static_assert(offsetof(AvgPool2dParams, image) == 80);
+static_assert(offsetof(AvgPool2dParams, pooled) == 96);
+static_assert(offsetof(AvgPool2dParams, index) == 112);
+static_assert(sizeof(AvgPool2dParams) == 128);
+
+// The uniform block of avg_pool2d_backward.wgsl.
+struct alignas(16) AvgPool2dBackwardParams {
+  uint32_t count = {};
+  uint32_t channels = {};
+  uint32_t in_h = {};
+  uint32_t in_w = {};
+  uint32_t out_h = {};
+  uint32_t out_w = {};
+  uint32_t kernel_h = {};
+  uint32_t kernel_w = {};
+  uint32_t stride_h = {};
+  uint32_t stride_w = {};
+  uint32_t pad_h = {};
+  uint32_t pad_w = {};
+  uint32_t dilation_h = {};
+  uint32_t dilation_w = {};
+  uint32_t image_offset = {};
+  uint32_t pooled_offset = {};
+  uint32_t index_offset = {};
+  uint32_t pad0_[3] = {};
+  uint32_t image[4] = {};
+  uint32_t pooled[4] = {};
+  uint32_t index[4] = {};
+};
+static_assert(offsetof(AvgPool2dBackwardParams, count) == 0);
+static_assert(offsetof(AvgPool2dBackwardParams, channels) == 4);
+static_assert(offsetof(AvgPool2dBackwardParams, in_h) == 8);
+static_assert(offsetof(AvgPool2dBackwardParams, in_w) == 12);
+static_assert(offsetof(AvgPool2dBackwardParams, out_h) == 16);
+static_assert(offsetof(AvgPool2dBackwardParams, out_w) == 20);
+static_assert(offsetof(AvgPool2dBackwardParams, kernel_h) == 24);
+static_assert(offsetof(AvgPool2dBackwardParams, kernel_w) == 28);
+static_assert(offsetof(AvgPool2dBackwardParams, stride_h) == 32);
+static_assert(offsetof(AvgPool2dBackwardParams, stride_w) == 36);
+static_assert(offsetof(AvgPool2dBackwardParams, pad_h) == 40);
+static_assert(offsetof(AvgPool2dBackwardParams, pad_w) == 44);
+static_assert(offsetof(AvgPool2dBackwardParams, dilation_h) == 48);
+static_assert(offsetof(AvgPool2dBackwardParams, dilation_w) == 52);
+static_assert(offsetof(AvgPool2dBackwardParams, image_offset) == 56);
+static_assert(offsetof(AvgPool2dBackwardParams, pooled_offset) == 60);
+static_assert(offsetof(AvgPool2dBackwardParams, index_offset) == 64);
+static_assert(offsetof(AvgPool2dBackwardParams, image) == 80);
+static_assert(offsetof(AvgPool2dBackwardParams, pooled) == 96);
+static_assert(offsetof(AvgPool2dBackwardParams, index) == 112);
+static_assert(sizeof(AvgPool2dBackwardParams) == 128);
+
 // The uniform block of batch_norm.wgsl.
 struct alignas(16) BatchNormParams {
   uint32_t channels = {};

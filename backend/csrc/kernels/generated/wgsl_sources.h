@@ -613,6 +613,318 @@ R"wgsl( = from_query; start < p.q_len; start += TILE) {
 )wgsl",
 attention_holes, 11};
 
+inline constexpr std::string_view avg_pool2d_holes[] = {"channels_fast", "adaptive", "count_include_pad", "divisor_override", "element", "real", "load", "workgroup_size", "zero"};
+inline constexpr Family avg_pool2d{"avg_pool2d",
+R"wgsl(// avg_pool2d's and adaptive_avg_pool2d's forward: one thread per output sums its window in the CPU's
+// order (rows, then columns, in the computation type) and divides as the CPU does
+// (lib/avg_window.wgsl); an avg_pool2d window wholly in the padding averages to 0, as on the CPU. Any
+// layout is read and written through its strides.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+const CHANNELS_FAST: bool = {{channels_fast}};
+const ADAPTIVE: bool = {{adaptive}};
+const COUNT_INCLUDE_PAD: bool = {{count_include_pad}};
+const DIVISOR_OVERRIDE: i32 = {{divisor_override}};
+
+// ---- lib/pool_window.wgsl ----
+// What the 2-D pooling kernels share (max_pool2d's and the average pools', forward and backward): the
+// uniform block (one layout, so one host-side fill serves them all; the average pools bind no indices)
+// and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a window may start in the
+// padding; the host keeps every extent below 2^30, and nothing here divides a negative number (the
+// first in-range tap is found with unsigned arithmetic).
+
+struct Params {
+  count: u32,      // threads: output elements (forward) or input elements (backward)
+  channels: u32,
+  in_h: u32,
+  in_w: u32,
+  out_h: u32,
+  out_w: u32,
+  kernel_h: u32,
+  kernel_w: u32,
+  stride_h: u32,
+  stride_w: u32,
+  pad_h: u32,
+  pad_w: u32,
+  dilation_h: u32,
+  dilation_w: u32,
+  image_offset: u32,  // first element of the input (forward) or grad_input (backward)
+  pooled_offset: u32, // first element of the values (forward) or grad_output (backward)
+  index_offset: u32,  // first u32 word of the int64 indices
+  image: vec4<u32>,   // strides (n, c, h, w) of the input or grad_input, in elements
+  pooled: vec4<u32>,  // of the values or grad_output, in elements
+  index: vec4<u32>,   // of the indices, in u32 words
+}
+
+// Thread t's (n, c, y, x) in a grid of `h` x `w` positions per plane: x fastest, or, for tensors
+// stored channels_last, c fastest, so that neighbouring threads touch neighbouring elements.
+fn grid_position(t: u32, h: u32, w: u32) -> vec4<u32> {
+  if (CHANNELS_FAST) {
+    let c = t % p.channels;
+    let rest = t / p.channels;
+    return vec4<u32>(rest / (h * w), c, (rest / w) % h, rest % w);
+  }
+  let plane = t / (h * w);
+  return vec4<u32>(plane / p.channels, plane % p.channels, (t / w) % h, t % w);
+}
+
+fn element_at(strides: vec4<u32>, at: vec4<u32>) -> u32 {
+  return at.x * strides.x + at.y * strides.y + at.z * strides.z + at.w * strides.w;
+}
+
+// The first tap of a window starting at `start` (possibly negative) that lies at or after 0, stepping
+// by `dilation`: the CPU's `while (start < 0) start += dilation`.
+fn first_tap(start: i32, dilation: u32) -> i32 {
+  if (start >= 0) { return start; }
+  let steps = (u32(-start) + dilation - 1u) / dilation;
+  return start + i32(steps * dilation);
+}
+// ---- end of lib/pool_window.wgsl ----
+@group(0) @binding(0) var<storage, read_write> image: array<{{element}}>;
+@group(0) @binding(1) var<storage, read_write> pooled: array<{{real}}>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+alias real = {{real}};
+
+// ---- lib/avg_window.wgsl ----
+// What avg_pool2d's and adaptive_avg_pool2d's forward and backward kernels share: each output's window
+// along one axis and the CPU's division of a window's sum (or of an output's gradient, which the
+// backward adds into every element of the window). A window is vec3(first, end, divisor's length):
+// [first, end) clipped to the image. Needs ADAPTIVE, COUNT_INCLUDE_PAD and DIVISOR_OVERRIDE.
+
+// avg_pool2d: output o's window starts at o * stride - pad; count_include_pad divides by its length
+// clipped to the padded image only.
+fn avg_window(o: u32, stride: u32, pad: u32, kernel: u32, extent: u32) -> vec3<i32> {
+  let start = i32(o * stride) - i32(pad);
+  let padded_end = min(start + i32(kernel), i32(extent + pad));
+  return vec3<i32>(max(start, 0), min(padded_end, i32(extent)), padded_end - start);
+}
+
+// adaptive: [floor(o * extent / out), ceil((o + 1) * extent / out)), in PyTorch's integer forms (the
+// host keeps (out + 1) * extent below 2^32).
+fn adaptive_window(o: u32, out: u32, extent: u32) -> vec3<i32> {
+  let first = (o / out) * extent + ((o % out) * extent) / out;
+  let end = 1u + ((o + 1u) * extent - 1u) / out;
+  return vec3<i32>(i32(first), i32(end), i32(end - first));
+}
+
+fn window_h(o: u32) -> vec3<i32> {
+  if (ADAPTIVE) { return adaptive_window(o, p.out_h, p.in_h); }
+  return avg_window(o, p.stride_h, p.pad_h, p.kernel_h, p.in_h);
+}
+
+fn window_w(o: u32) -> vec3<i32> {
+  if (ADAPTIVE) { return adaptive_window(o, p.out_w, p.in_w); }
+  return avg_window(o, p.stride_w, p.pad_w, p.kernel_w, p.in_w);
+}
+
+// The CPU's division: adaptive pooling divides by the window's height, then by its width; avg_pool2d
+// once, by divisor_override, the padded window's area (count_include_pad) or the clipped one's.
+fn averaged(sum: real, h: vec3<i32>, w: vec3<i32>) -> real {
+  if (ADAPTIVE) { return sum / real(h.z) / real(w.z); }
+  if (DIVISOR_OVERRIDE != 0) { return sum / real(DIVISOR_OVERRIDE); }
+  if (COUNT_INCLUDE_PAD) { return sum / real(h.z * w.z); }
+  return sum / real((h.y - h.x) * (w.y - w.x));
+}
+// ---- end of lib/avg_window.wgsl ----
+fn load(i: u32) -> real {
+  return {{load}};
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let at = grid_position(t, p.out_h, p.out_w);
+  let plane = p.image_offset + at.x * p.image.x + at.y * p.image.y;
+  let h = window_h(at.z);
+  let w = window_w(at.w);
+  var value = {{zero}};
+  if (h.x < h.y && w.x < w.y) {
+    var sum = {{zero}};
+    for (var y = h.x; y < h.y; y++) {
+      for (var x = w.x; x < w.y; x++) {
+        sum += load(plane + u32(y) * p.image.z + u32(x) * p.image.w);
+      }
+    }
+    value = averaged(sum, h, w);
+  }
+  pooled[p.pooled_offset + element_at(p.pooled, at)] = value;
+}
+)wgsl",
+avg_pool2d_holes, 9};
+
+inline constexpr std::string_view avg_pool2d_backward_holes[] = {"channels_fast", "adaptive", "count_include_pad", "divisor_override", "real", "element", "load", "workgroup_size", "zero"};
+inline constexpr Family avg_pool2d_backward{"avg_pool2d_backward",
+R"wgsl(// avg_pool2d's and adaptive_avg_pool2d's backward as a gather, without atomics: one thread per input
+// element adds, for every output whose window holds it, that output's gradient divided as the forward
+// divided its sum (lib/avg_window.wgsl), in increasing (oh, ow): the CPU adds each output's share into
+// its window's elements in that order, so float32 sums match it. The sum is kept in the computation
+// type and rounded once.
+// ---- lib/grid.wgsl ----
+// Launches of more than 65535 workgroups come as a 2-D grid (kernels/launch.h): the flat indices back.
+
+fn flat_group(group: vec3<u32>, groups: vec3<u32>) -> u32 {
+  return group.x + group.y * groups.x;
+}
+
+fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
+  return gid.x + gid.y * groups.x * workgroup_size;
+}
+// ---- end of lib/grid.wgsl ----
+const CHANNELS_FAST: bool = {{channels_fast}};
+const ADAPTIVE: bool = {{adaptive}};
+const COUNT_INCLUDE_PAD: bool = {{count_include_pad}};
+const DIVISOR_OVERRIDE: i32 = {{divisor_override}};
+
+// ---- lib/pool_window.wgsl ----
+// What the 2-D pooling kernels share (max_pool2d's and the average pools', forward and backward): the
+// uniform block (one layout, so one host-side fill serves them all; the average pools bind no indices)
+// and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a window may start in the
+// padding; the host keeps every extent below 2^30, and nothing here divides a negative number (the
+// first in-range tap is found with unsigned arithmetic).
+
+struct Params {
+  count: u32,      // threads: output elements (forward) or input elements (backward)
+  channels: u32,
+  in_h: u32,
+  in_w: u32,
+  out_h: u32,
+  out_w: u32,
+  kernel_h: u32,
+  kernel_w: u32,
+  stride_h: u32,
+  stride_w: u32,
+  pad_h: u32,
+  pad_w: u32,
+  dilation_h: u32,
+  dilation_w: u32,
+  image_offset: u32,  // first element of the input (forward) or grad_input (backward)
+  pooled_offset: u32, // first element of the values (forward) or grad_output (backward)
+  index_offset: u32,  // first u32 word of the int64 indices
+  image: vec4<u32>,   // strides (n, c, h, w) of the input or grad_input, in elements
+  pooled: vec4<u32>,  // of the values or grad_output, in elements
+  index: vec4<u32>,   // of the indices, in u32 words
+}
+
+// Thread t's (n, c, y, x) in a grid of `h` x `w` positions per plane: x fastest, or, for tensors
+// stored channels_last, c fastest, so that neighbouring threads touch neighbouring elements.
+fn grid_position(t: u32, h: u32, w: u32) -> vec4<u32> {
+  if (CHANNELS_FAST) {
+    let c = t % p.channels;
+    let rest = t / p.channels;
+    return vec4<u32>(rest / (h * w), c, (rest / w) % h, rest % w);
+  }
+  let plane = t / (h * w);
+  return vec4<u32>(plane / p.channels, plane % p.channels, (t / w) % h, t % w);
+}
+
+fn element_at(strides: vec4<u32>, at: vec4<u32>) -> u32 {
+  return at.x * strides.x + at.y * strides.y + at.z * strides.z + at.w * strides.w;
+}
+
+// The first tap of a window starting at `start` (possibly negative) that lies at or after 0, stepping
+// by `dilation`: the CPU's `while (start < 0) start += dilation`.
+fn first_tap(start: i32, dilation: u32) -> i32 {
+  if (start >= 0) { return start; }
+  let steps = (u32(-start) + dilation - 1u) / dilation;
+  return start + i32(steps * dilation);
+}
+// ---- end of lib/pool_window.wgsl ----
+@group(0) @binding(0) var<storage, read_write> image: array<{{real}}>;
+@group(0) @binding(1) var<storage, read_write> pooled: array<{{element}}>;
+@group(0) @binding(2) var<uniform> p: Params;
+
+alias real = {{real}};
+
+// ---- lib/avg_window.wgsl ----
+// What avg_pool2d's and adaptive_avg_pool2d's forward and backward kernels share: each output's window
+// along one axis and the CPU's division of a window's sum (or of an output's gradient, which the
+// backward adds into every element of the window). A window is vec3(first, end, divisor's length):
+// [first, end) clipped to the image. Needs ADAPTIVE, COUNT_INCLUDE_PAD and DIVISOR_OVERRIDE.
+
+// avg_pool2d: output o's window starts at o * stride - pad; count_include_pad divides by its length
+// clipped to the padded image only.
+fn avg_window(o: u32, stride: u32, pad: u32, kernel: u32, extent: u32) -> vec3<i32> {
+  let start = i32(o * stride) - i32(pad);
+  let padded_end = min(start + i32(kernel), i32(extent + pad));
+  return vec3<i32>(max(start, 0), min(padded_end, i32(extent)), padded_end - start);
+}
+
+// adaptive: [floor(o * extent / out), ceil((o + 1) * extent / out)), in PyTorch's integer forms (the
+// host keeps (out + 1) * extent below 2^32).
+fn adaptive_window(o: u32, out: u32, extent: u32) -> vec3<i32> {
+  let first = (o / out) * extent + ((o % out) * extent) / out;
+  let end = 1u + ((o + 1u) * extent - 1u) / out;
+  return vec3<i32>(i32(first), i32(end), i32(end - first));
+}
+
+fn window_h(o: u32) -> vec3<i32> {
+  if (ADAPTIVE) { return adaptive_window(o, p.out_h, p.in_h); }
+  return avg_window(o, p.stride_h, p.pad_h, p.kernel_h, p.in_h);
+}
+
+fn window_w(o: u32) -> vec3<i32> {
+  if (ADAPTIVE) { return adaptive_window(o, p.out_w, p.in_w); }
+  return avg_window(o, p.stride_w, p.pad_w, p.kernel_w, p.in_w);
+}
+
+// The CPU's division: adaptive pooling divides by the window's height, then by its width; avg_pool2d
+// once, by divisor_override, the padded window's area (count_include_pad) or the clipped one's.
+fn averaged(sum: real, h: vec3<i32>, w: vec3<i32>) -> real {
+  if (ADAPTIVE) { return sum / real(h.z) / real(w.z); }
+  if (DIVISOR_OVERRIDE != 0) { return sum / real(DIVISOR_OVERRIDE); }
+  if (COUNT_INCLUDE_PAD) { return sum / real(h.z * w.z); }
+  return sum / real((h.y - h.x) * (w.y - w.x));
+}
+// ---- end of lib/avg_window.wgsl ----
+fn load(i: u32) -> real {
+  return {{load}};
+}
+
+// The outputs along one axis whose windows may hold input position x: [first, end). avg_pool2d's are
+// those starting in (x - kernel, x] (its windows are never dilated); adaptive ones lie in
+// [floor(x * out / extent), ceil((x + 1) * out / extent)), each tested against its window below.
+fn sources(x: u32, out: u32, extent: u32, stride: u32, pad: u32, kernel: u32) -> vec2<u32> {
+  if (ADAPTIVE) { return vec2<u32>((x * out) / extent, min(((x + 1u) * out + extent - 1u) / extent, out)); }
+  var first = 0u;
+  if (x + pad >= kernel) { first = (x + pad - kernel) / stride + 1u; }
+  return vec2<u32>(first, min((x + pad) / stride + 1u, out));
+}
+
+@compute @workgroup_size({{workgroup_size}})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+  let t = flat_thread(gid, groups, {{workgroup_size}}u);
+  if (t >= p.count) { return; }
+  let at = grid_position(t, p.in_h, p.in_w);
+  let rows = sources(at.z, p.out_h, p.in_h, p.stride_h, p.pad_h, p.kernel_h);
+  let cols = sources(at.w, p.out_w, p.in_w, p.stride_w, p.pad_w, p.kernel_w);
+  let y = i32(at.z);
+  let x = i32(at.w);
+  var sum = {{zero}};
+  for (var oh = rows.x; oh < rows.y; oh++) {
+    let h = window_h(oh);
+    if (y < h.x || y >= h.y) { continue; }
+    for (var ow = cols.x; ow < cols.y; ow++) {
+      let w = window_w(ow);
+      if (x < w.x || x >= w.y) { continue; }
+      sum += averaged(load(p.pooled_offset + element_at(p.pooled, vec4<u32>(at.x, at.y, oh, ow))), h, w);
+    }
+  }
+  image[p.image_offset + element_at(p.image, at)] = sum;
+}
+)wgsl",
+avg_pool2d_backward_holes, 9};
+
 inline constexpr std::string_view batch_norm_holes[] = {"acc", "workgroup_size", "x_array", "param_array", "training", "update_running", "load_x", "load_weight", "load_bias", "decode_scalar"};
 inline constexpr Family batch_norm{"batch_norm",
 R"wgsl(// Batch normalisation, the per-channel half of the forward: one workgroup per channel of an
@@ -4692,10 +5004,11 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 const CHANNELS_FAST: bool = {{channels_fast}};
 
 // ---- lib/pool_window.wgsl ----
-// What max_pool2d's forward and backward kernels share: the uniform block (one layout, so one host-side
-// fill serves both) and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a
-// window may start in the padding; the host keeps every extent below 2^30, and nothing here divides
-// a negative number (the first in-range tap is found with unsigned arithmetic).
+// What the 2-D pooling kernels share (max_pool2d's and the average pools', forward and backward): the
+// uniform block (one layout, so one host-side fill serves them all; the average pools bind no indices)
+// and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a window may start in the
+// padding; the host keeps every extent below 2^30, and nothing here divides a negative number (the
+// first in-range tap is found with unsigned arithmetic).
 
 struct Params {
   count: u32,      // threads: output elements (forward) or input elements (backward)
@@ -4828,10 +5141,11 @@ fn flat_thread(gid: vec3<u32>, groups: vec3<u32>, workgroup_size: u32) -> u32 {
 const CHANNELS_FAST: bool = {{channels_fast}};
 
 // ---- lib/pool_window.wgsl ----
-// What max_pool2d's forward and backward kernels share: the uniform block (one layout, so one host-side
-// fill serves both) and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a
-// window may start in the padding; the host keeps every extent below 2^30, and nothing here divides
-// a negative number (the first in-range tap is found with unsigned arithmetic).
+// What the 2-D pooling kernels share (max_pool2d's and the average pools', forward and backward): the
+// uniform block (one layout, so one host-side fill serves them all; the average pools bind no indices)
+// and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a window may start in the
+// padding; the host keeps every extent below 2^30, and nothing here divides a negative number (the
+// first in-range tap is found with unsigned arithmetic).
 
 struct Params {
   count: u32,      // threads: output elements (forward) or input elements (backward)

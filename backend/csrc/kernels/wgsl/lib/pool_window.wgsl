@@ -1,7 +1,8 @@
-// What max_pool2d's forward and backward kernels share: the uniform block (one layout, so one host-side
-// fill serves both) and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a
-// window may start in the padding; the host keeps every extent below 2^30, and nothing here divides
-// a negative number (the first in-range tap is found with unsigned arithmetic).
+// What the 2-D pooling kernels share (max_pool2d's and the average pools', forward and backward): the
+// uniform block (one layout, so one host-side fill serves them all; the average pools bind no indices)
+// and the walk of a 4-D (n, c, y, x) grid. Spatial positions are i32 where a window may start in the
+// padding; the host keeps every extent below 2^30, and nothing here divides a negative number (the
+// first in-range tap is found with unsigned arithmetic).
 
 struct Params {
   count: u32,      // threads: output elements (forward) or input elements (backward)
