@@ -45,6 +45,8 @@
 #include <ATen/ops/gelu_ops.h>
 #include <ATen/ops/gelu_backward_ops.h>
 #include <ATen/ops/gt_ops.h>
+#include <ATen/ops/hardshrink_ops.h>
+#include <ATen/ops/hardshrink_backward_ops.h>
 #include <ATen/ops/hardsigmoid_ops.h>
 #include <ATen/ops/hardsigmoid_backward_ops.h>
 #include <ATen/ops/hardswish_ops.h>
@@ -103,6 +105,8 @@
 #include <ATen/ops/smooth_l1_loss_backward_ops.h>
 #include <ATen/ops/softplus_ops.h>
 #include <ATen/ops/softplus_backward_ops.h>
+#include <ATen/ops/softshrink_ops.h>
+#include <ATen/ops/softshrink_backward_ops.h>
 #include <ATen/ops/sqrt_ops.h>
 #include <ATen/ops/sub_ops.h>
 #include <ATen/ops/tan_ops.h>
@@ -1358,6 +1362,42 @@ at::Tensor& k_softplus_out(const at::Tensor& self, const at::Scalar& beta, const
   iter.build_unary_op(out, self);
   if (run(kernels::ops::softplus, iter, {at::Scalar(beta), at::Scalar(threshold)})) return out;
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softplus_out>::call(self, beta, threshold, out);
+}
+
+// hardshrink
+at::Tensor k_hardshrink(const at::Tensor& self, const at::Scalar& lambd) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardshrink>::call(self, lambd);
+  at::TensorIterator iter;
+  iter.build_unary_op(at::Tensor(), self);
+  if (run(kernels::ops::hardshrink, iter, {at::Scalar(lambd)})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardshrink>::call(self, lambd);
+}
+
+// hardshrink.out
+at::Tensor& k_hardshrink_out(const at::Tensor& self, const at::Scalar& lambd, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardshrink_out>::call(self, lambd, out);
+  at::TensorIterator iter;
+  iter.build_unary_op(out, self);
+  if (run(kernels::ops::hardshrink, iter, {at::Scalar(lambd)})) return out;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardshrink_out>::call(self, lambd, out);
+}
+
+// softshrink
+at::Tensor k_softshrink(const at::Tensor& self, const at::Scalar& lambd) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softshrink>::call(self, lambd);
+  at::TensorIterator iter;
+  iter.build_unary_op(at::Tensor(), self);
+  if (run(kernels::ops::softshrink, iter, {at::Scalar(lambd)})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softshrink>::call(self, lambd);
+}
+
+// softshrink.out
+at::Tensor& k_softshrink_out(const at::Tensor& self, const at::Scalar& lambd, at::Tensor& out) {
+  if (!takes(self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softshrink_out>::call(self, lambd, out);
+  at::TensorIterator iter;
+  iter.build_unary_op(out, self);
+  if (run(kernels::ops::softshrink, iter, {at::Scalar(lambd)})) return out;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softshrink_out>::call(self, lambd, out);
 }
 
 // nan_to_num.out
@@ -2826,6 +2866,42 @@ at::Tensor k_native_dropout_backward(const at::Tensor& grad_output, const at::Te
   return at::native::call_fallback_fn<&cpu_fallback, at::_ops::native_dropout_backward>::call(grad_output, mask, scale);
 }
 
+// hardshrink_backward
+at::Tensor k_hardshrink_backward(const at::Tensor& grad_out, const at::Tensor& self, const at::Scalar& lambd) {
+  if (!takes(grad_out, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardshrink_backward>::call(grad_out, self, lambd);
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), grad_out, self);
+  if (run(kernels::ops::shrink_backward, iter, {at::Scalar(lambd)})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardshrink_backward>::call(grad_out, self, lambd);
+}
+
+// hardshrink_backward.grad_input
+at::Tensor& k_hardshrink_backward_grad_input(const at::Tensor& grad_out, const at::Tensor& self, const at::Scalar& lambd, at::Tensor& grad_input) {
+  if (!takes(grad_out, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardshrink_backward_grad_input>::call(grad_out, self, lambd, grad_input);
+  at::TensorIterator iter;
+  iter.build_binary_op(grad_input, grad_out, self);
+  if (run(kernels::ops::shrink_backward, iter, {at::Scalar(lambd)})) return grad_input;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::hardshrink_backward_grad_input>::call(grad_out, self, lambd, grad_input);
+}
+
+// softshrink_backward
+at::Tensor k_softshrink_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& lambd) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softshrink_backward>::call(grad_output, self, lambd);
+  at::TensorIterator iter;
+  iter.build_binary_op(at::Tensor(), grad_output, self);
+  if (run(kernels::ops::shrink_backward, iter, {at::Scalar(lambd)})) return iter.output();
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softshrink_backward>::call(grad_output, self, lambd);
+}
+
+// softshrink_backward.grad_input
+at::Tensor& k_softshrink_backward_grad_input(const at::Tensor& grad_output, const at::Tensor& self, const at::Scalar& lambd, at::Tensor& grad_input) {
+  if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softshrink_backward_grad_input>::call(grad_output, self, lambd, grad_input);
+  at::TensorIterator iter;
+  iter.build_binary_op(grad_input, grad_output, self);
+  if (run(kernels::ops::shrink_backward, iter, {at::Scalar(lambd)})) return grad_input;
+  return at::native::call_fallback_fn<&cpu_fallback, at::_ops::softshrink_backward_grad_input>::call(grad_output, self, lambd, grad_input);
+}
+
 // log_sigmoid_backward
 at::Tensor k_log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& buffer) {
   if (!takes(grad_output, self)) return at::native::call_fallback_fn<&cpu_fallback, at::_ops::log_sigmoid_backward>::call(grad_output, self, buffer);
@@ -3144,6 +3220,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("leaky_relu.out", TORCH_FN(k_leaky_relu_out));
   m.impl("softplus", TORCH_FN(k_softplus));
   m.impl("softplus.out", TORCH_FN(k_softplus_out));
+  m.impl("hardshrink", TORCH_FN(k_hardshrink));
+  m.impl("hardshrink.out", TORCH_FN(k_hardshrink_out));
+  m.impl("softshrink", TORCH_FN(k_softshrink));
+  m.impl("softshrink.out", TORCH_FN(k_softshrink_out));
   m.impl("nan_to_num.out", TORCH_FN(k_nan_to_num_out));
   m.impl("nan_to_num_", TORCH_FN(k_nan_to_num_));
   m.impl("isnan", TORCH_FN(k_isnan));
@@ -3304,6 +3384,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("elu_backward", TORCH_FN(k_elu_backward));
   m.impl("elu_backward.grad_input", TORCH_FN(k_elu_backward_grad_input));
   m.impl("native_dropout_backward", TORCH_FN(k_native_dropout_backward));
+  m.impl("hardshrink_backward", TORCH_FN(k_hardshrink_backward));
+  m.impl("hardshrink_backward.grad_input", TORCH_FN(k_hardshrink_backward_grad_input));
+  m.impl("softshrink_backward", TORCH_FN(k_softshrink_backward));
+  m.impl("softshrink_backward.grad_input", TORCH_FN(k_softshrink_backward_grad_input));
   m.impl("log_sigmoid_backward", TORCH_FN(k_log_sigmoid_backward));
   m.impl("log_sigmoid_backward.grad_input", TORCH_FN(k_log_sigmoid_backward_grad_input));
   m.impl("_prelu_kernel", TORCH_FN(k__prelu_kernel));
