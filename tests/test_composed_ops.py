@@ -70,3 +70,36 @@ def test_shrinks_at_their_edges(fn):
         assert torch.equal(got.isnan(), want.isnan())
         assert torch.equal(got.nan_to_num(), want.nan_to_num())
         assert torch.equal(got.signbit(), want.signbit())
+
+
+def test_masked_scatter_merges_features_like_a_vision_language_model():
+    """LLaVA's merge: image features scattered into the token embeddings where the image token sits,
+    with gradients to both; a broadcast mask and a transposed self read in row-major order."""
+    gen = torch.Generator().manual_seed(2)
+    embeds, features = torch.randn(2, 10, 8, generator=gen), torch.randn(7, 8, generator=gen)
+    image_tokens = torch.zeros(2, 10, dtype=torch.bool)
+    image_tokens[0, 2:6], image_tokens[1, 5:8] = True, True
+    mask = image_tokens.unsqueeze(-1)  # broadcast over the hidden size
+
+    def merge(e, f):
+        return e.masked_scatter(mask.to(e.device), f)
+
+    cpu, dml = both(merge, embeds, features)
+    for got, want in zip(dml, cpu):
+        assert torch.equal(got, want)
+    t = torch.zeros(4, 3).t()
+    d = torch.zeros(4, 3).to("dml").t()
+    everywhere = torch.ones(3, 4, dtype=torch.bool)
+    t.masked_scatter_(everywhere, torch.arange(12.0))
+    d.masked_scatter_(everywhere.to("dml"), torch.arange(12.0).to("dml"))
+    assert torch.equal(d.cpu(), t)
+
+
+def test_masked_scatter_with_too_short_a_source_raises_and_leaves_self():
+    self = torch.zeros(3, 4).to("dml")
+    mask = torch.tensor([[True, False, True, True]]).expand(3, 4)
+    with pytest.raises(RuntimeError, match="Number of elements of source < number of ones in mask"):
+        self.masked_scatter_(mask.to("dml"), torch.arange(5.0).to("dml"))
+    assert torch.equal(self.cpu(), torch.zeros(3, 4))
+    self.masked_scatter_(mask.to("dml"), torch.arange(9.0).to("dml"))
+    assert self.cpu()[2].tolist() == [6.0, 0.0, 7.0, 8.0]

@@ -2,13 +2,15 @@
 // kernels compute them: each ran on the CPU fallback before. norm.out is linalg_vector_norm (as ATen's
 // own norm.out calls it; pairwise_distance, triplet losses and dist reach it), trace the diagonal's sum,
 // vdot of real vectors their dot product, channel_shuffle the view and permute of ShuffleNet's shuffle,
-// linalg_cross the three products of its components. What the composed ops do not take falls back
-// through them, one by one.
+// linalg_cross the three products of its components, masked_scatter_ (vision-language models merge image
+// features into token embeddings with it) a running count of the mask, a gather and a select. What the
+// composed ops do not take falls back through them, one by one.
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/linalg_cross_ops.h>
+#include <ATen/ops/masked_scatter_ops.h>
 #include <ATen/ops/vdot_ops.h>
 #include <c10/core/WrapDimMinimal.h>
 #include <torch/library.h>
@@ -17,6 +19,7 @@
 
 #include "aten/common.h"
 #include "aten/fallback.h"
+#include "aten/index_range.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -72,6 +75,29 @@ at::Tensor& cross_into(const at::Tensor& self, const at::Tensor& other, int64_t 
 at::Tensor crossed(const at::Tensor& self, const at::Tensor& other, int64_t dim) {
   at::Tensor out = at::empty({0}, self.options());
   return cross_into(self, other, dim, out);
+}
+
+// Element i of self (in row-major order) takes source's element k when it is the k-th true element of
+// the mask. The CPU refuses a source shorter than the mask's count: checked on the device before self
+// is written (the check waits: an op writing into self must leave it untouched when it raises).
+at::Tensor& masked_scatter_inplace(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source) {
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), "masked_scatter_: expected self and source to have same ",
+              "dtypes but got ", self.scalar_type(), " and ", source.scalar_type());
+  TORCH_CHECK(mask.scalar_type() == c10::kBool, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              mask.scalar_type());
+  if (self.numel() == 0) return self;
+  const at::Tensor selected = mask.expand(self.sizes()).reshape({-1});
+  const at::Tensor position = selected.cumsum(0).sub_(1); // of each element's source, -1 before the first
+  const int64_t n = position.numel();
+  check_index_range(position.narrow(0, n - 1, 1), -1, source.numel(), "masked_scatter_",
+                    "Number of elements of source < number of ones in mask", std::nullopt, true, false);
+  if (source.numel() == 0) return self; // the mask has no true element
+  at::Tensor gathered;
+  {
+    PositionsChecked checked; // every position lies in [0, source.numel()) now
+    gathered = source.reshape({-1}).index_select(0, position.clamp_min(0));
+  }
+  return self.copy_(at::where(selected, gathered, self.reshape({-1})).view(self.sizes()));
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
