@@ -334,6 +334,61 @@ def _noisy_images(g: torch.Generator) -> tuple[torch.Tensor, ...]:
             torch.randint(0, 100, (2,), generator=g))
 
 
+# ---- DCGAN: transposed convolutions, batch norm, LeakyReLU, Tanh, BCE on probabilities -------------
+
+class GAN(nn.Module):
+    """A generator and its discriminator; forward gives the discriminator's probabilities for the real
+    images and for the generator's, which the discriminator's loss scores (its gradient reaches both)."""
+
+    def __init__(self, noise: int = 16, width: int = 16) -> None:
+        super().__init__()
+        self.generator = nn.Sequential(
+            nn.ConvTranspose2d(noise, 2 * width, 4, 1, 0, bias=False), nn.BatchNorm2d(2 * width), nn.ReLU(),
+            nn.ConvTranspose2d(2 * width, width, 4, 2, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(),
+            nn.ConvTranspose2d(width, 3, 4, 2, 1, bias=False), nn.Tanh())
+        self.discriminator = nn.Sequential(
+            nn.Conv2d(3, width, 4, 2, 1, bias=False), nn.LeakyReLU(0.2),
+            nn.Conv2d(width, 2 * width, 4, 2, 1, bias=False), nn.BatchNorm2d(2 * width), nn.LeakyReLU(0.2),
+            nn.Conv2d(2 * width, 1, 4, 1, 0, bias=False), nn.Sigmoid(), nn.Flatten())
+
+    def forward(self, noise: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.discriminator(real), self.discriminator(self.generator(noise))])
+
+
+def _discriminate(model: nn.Module, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    noise, real = batch
+    scores = model(noise, real)
+    labels = torch.cat([torch.ones(len(real), 1), torch.zeros(len(noise), 1)]).to(scores)
+    return F.binary_cross_entropy(scores, labels)
+
+
+def _gan_batch(g: torch.Generator) -> tuple[torch.Tensor, ...]:
+    return torch.randn(4, 16, 1, 1, generator=g), torch.rand(4, 3, 16, 16, generator=g) * 2 - 1
+
+
+# ---- (2+1)D video classifier: conv3d split into spatial and temporal convolutions -----------------
+
+class VideoNet(nn.Module):
+    def __init__(self, classes: int = 5, width: int = 16) -> None:
+        super().__init__()
+        def block(cin: int, cout: int, stride: tuple[int, int, int]) -> nn.Module:
+            return nn.Sequential(
+                nn.Conv3d(cin, cout, (1, 3, 3), (1, stride[1], stride[2]), (0, 1, 1), bias=False),
+                nn.BatchNorm3d(cout), nn.ReLU(),
+                nn.Conv3d(cout, cout, (3, 1, 1), (stride[0], 1, 1), (1, 0, 0), bias=False),
+                nn.BatchNorm3d(cout), nn.ReLU())
+        self.stem = nn.Sequential(nn.Conv3d(3, width, 3, (1, 2, 2), 1, bias=False), nn.BatchNorm3d(width), nn.ReLU())
+        self.blocks = nn.Sequential(block(width, width, (1, 1, 1)), block(width, 2 * width, (2, 2, 2)))
+        self.head = nn.Linear(2 * width, classes)
+
+    def forward(self, clips: torch.Tensor) -> torch.Tensor:
+        return self.head(self.blocks(self.stem(clips)).mean((2, 3, 4)))
+
+
+def _clips(g: torch.Generator) -> tuple[torch.Tensor, ...]:
+    return torch.randn(2, 3, 4, 16, 16, generator=g), torch.randint(0, 5, (2,), generator=g)
+
+
 MODELS = [
     Model("resnet", "conv, batch norm, residual, max/avg pool", resnet, _images(4, 3, 16, 10), _classify),
     Model("mobilenet", "depthwise conv, ReLU6", mobilenet, _images(4, 3, 16, 10), _classify),
@@ -349,6 +404,8 @@ MODELS = [
     Model("gru", "bidirectional GRU classifier", GRUClassifier, _sequences, _classify),
     Model("diffusion", "group norm, SiLU, timestep embedding", DiffusionBlock, _noisy_images, _denoise, "adamw",
           _noised),
+    Model("dcgan", "transposed conv, LeakyReLU, Tanh, BCE", GAN, _gan_batch, _discriminate, "adamw", lambda batch: batch),
+    Model("video", "(2+1)D conv3d, batch norm 3-D", VideoNet, _clips, _classify),
 ]
 BY_NAME = {m.name: m for m in MODELS}
 
@@ -365,6 +422,8 @@ KNOWN_FALLBACKS: dict[str, set[str]] = {
     "lstm": set(),
     "gru": set(),
     "diffusion": set(),
+    "dcgan": set(),
+    "video": set(),
 }
 
 

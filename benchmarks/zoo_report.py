@@ -87,9 +87,9 @@ def markdown(result: dict) -> str:
     lines = [
         "# Model zoo",
         "",
-        "Ten architectures from `benchmarks/zoo.py`, scaled down so they train on a software adapter, each trained on",
-        "dml and on the CPU from the same start (`tests/test_model_zoo.py` checks the agreement and pins each",
-        "model's fallbacks; models without any train there in strict mode).",
+        f"{len(result['models'])} architectures from `benchmarks/zoo.py`, scaled down so they train on a software",
+        "adapter, each trained on dml and on the CPU from the same start (`tests/test_model_zoo.py` checks the",
+        "agreement and pins each model's fallbacks; models without any train there in strict mode).",
         "",
         f"Adapter: {result['adapter']}; torch {result['torch']}; generated {result['generated']}.",
         "",
