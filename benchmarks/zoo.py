@@ -366,7 +366,7 @@ def _gan_batch(g: torch.Generator) -> tuple[torch.Tensor, ...]:
     return torch.randn(4, 16, 1, 1, generator=g), torch.rand(4, 3, 16, 16, generator=g) * 2 - 1
 
 
-# ---- (2+1)D video classifier: conv3d split into spatial and temporal convolutions -----------------
+# ---- (2+1)D video classifier: conv3d split into spatial and temporal convolutions, 3-D pools --------
 
 class VideoNet(nn.Module):
     def __init__(self, classes: int = 5, width: int = 16) -> None:
@@ -377,12 +377,14 @@ class VideoNet(nn.Module):
                 nn.BatchNorm3d(cout), nn.ReLU(),
                 nn.Conv3d(cout, cout, (3, 1, 1), (stride[0], 1, 1), (1, 0, 0), bias=False),
                 nn.BatchNorm3d(cout), nn.ReLU())
-        self.stem = nn.Sequential(nn.Conv3d(3, width, 3, (1, 2, 2), 1, bias=False), nn.BatchNorm3d(width), nn.ReLU())
+        self.stem = nn.Sequential(nn.Conv3d(3, width, 3, 1, 1, bias=False), nn.BatchNorm3d(width), nn.ReLU(),
+                                  nn.MaxPool3d((1, 2, 2)))  # C3D's first pool: space only
         self.blocks = nn.Sequential(block(width, width, (1, 1, 1)), block(width, 2 * width, (2, 2, 2)))
+        self.pool = nn.AdaptiveAvgPool3d(1)  # torchvision's video ResNets end so
         self.head = nn.Linear(2 * width, classes)
 
     def forward(self, clips: torch.Tensor) -> torch.Tensor:
-        return self.head(self.blocks(self.stem(clips)).mean((2, 3, 4)))
+        return self.head(self.pool(self.blocks(self.stem(clips))).flatten(1))
 
 
 def _clips(g: torch.Generator) -> tuple[torch.Tensor, ...]:
@@ -405,7 +407,7 @@ MODELS = [
     Model("diffusion", "group norm, SiLU, timestep embedding", DiffusionBlock, _noisy_images, _denoise, "adamw",
           _noised),
     Model("dcgan", "transposed conv, LeakyReLU, Tanh, BCE", GAN, _gan_batch, _discriminate, "adamw", lambda batch: batch),
-    Model("video", "(2+1)D conv3d, batch norm 3-D", VideoNet, _clips, _classify),
+    Model("video", "(2+1)D conv3d, batch norm 3-D, 3-D max/avg pool", VideoNet, _clips, _classify),
 ]
 BY_NAME = {m.name: m for m in MODELS}
 
