@@ -1,5 +1,6 @@
-"""conv3d (video and volumetric models) on the conv kernels: the depth taps folded into a 2-D
-convolution's channels, forward and backward, in strict mode against a float64 reference."""
+"""conv3d and conv_transpose3d (video and volumetric models, 3-D U-Nets) on the conv kernels: the depth
+taps folded into a 2-D convolution's channels, forward and backward, in strict mode against a float64
+reference."""
 
 import pytest
 import torch
@@ -84,3 +85,59 @@ def test_a_3d_cnn_block_trains_like_the_cpu():
             opt.step()
     for (name, want), got in zip(cpu_model.state_dict().items(), dml_model.state_dict().values()):
         torch.testing.assert_close(got.cpu().double(), want.double(), rtol=1e-4, atol=1e-5, msg=name)
+
+
+# (in, out, kernel, stride, padding, output_padding, dilation, groups)
+TRANSPOSED = {
+    "unet_up_2x2x2": (4, 6, 2, 2, 0, 0, 1, 1),
+    "k3_s2_p1_op1": (4, 6, 3, 2, 1, 1, 1, 2),
+    "depthwise": (3, 3, 3, 1, 1, 0, 1, 3),
+    "mixed": (2, 4, (3, 2, 2), (2, 1, 2), (1, 0, 1), (1, 0, 1), (1, 2, 1), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(TRANSPOSED))
+def test_conv_transpose3d_matches_a_float64_reference(name):
+    cin, cout, k, s, p, op, d, g = TRANSPOSED[name]
+    kernel = k if isinstance(k, tuple) else (k, k, k)
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(2, cin, 4, 5, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    weight = torch.randn(cin, cout // g, *kernel, generator=gen, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(cout, generator=gen, dtype=torch.float64, requires_grad=True)
+    out = F.conv_transpose3d(x, weight, bias, s, p, op, g, d)
+    grad = torch.randn(out.shape, generator=gen, dtype=torch.float64)
+    out.backward(grad)
+    leaves = [t.detach().float().to("dml").requires_grad_() for t in (x, weight, bias)]
+    with torch_dml.strict():
+        got = F.conv_transpose3d(*leaves, s, p, op, g, d)
+        got.backward(grad.float().to("dml"))
+    for label, g_, e in zip(["output", "x grad", "weight grad", "bias grad"], [got, *(t.grad for t in leaves)],
+                            [out, x.grad, weight.grad, bias.grad]):
+        assert g_.shape == e.shape, label
+        error = (g_.detach().cpu().double() - e).abs().max().item()
+        assert error <= 2e-6 * max(e.abs().max().item(), 1.0), (label, error)
+
+
+def test_conv_transpose3d_output_padding_past_the_stride_is_the_cpus():
+    """Allowed below the dilation; the folded convolution does not take it."""
+    x, w = torch.randn(1, 2, 3, 3, 3), torch.randn(2, 2, 3, 3, 3)
+    torch_dml.reset_fallback_counts()
+    got = F.conv_transpose3d(x.to("dml"), w.to("dml"), output_padding=1, dilation=2)
+    torch.testing.assert_close(got.cpu(), F.conv_transpose3d(x, w, output_padding=1, dilation=2), rtol=1e-5, atol=1e-5)
+    assert torch_dml.fallback_counts().get("aten::convolution_overrideable", 0) == 1
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_16_bit_conv_transpose3d_rounds_once(dtype):
+    """The folded 2-D input pass runs in float32 and the depth taps and bias add to it before the one
+    rounding (rounding the 2-D result first put bfloat16 outputs an ulp off the CPU's)."""
+    gen = torch.Generator().manual_seed(5)
+    x = (torch.randn(1, 3, 4, 4, 4, generator=gen) * 4).to(dtype)
+    w, b = (torch.randn(3, 3, 3, 3, 3, generator=gen) * 4).to(dtype), torch.randn(3, generator=gen).to(dtype)
+    args = {"stride": 2, "padding": 2, "output_padding": 1}
+    exact = F.conv_transpose3d(x.double(), w.double(), b.double(), **args)
+    cpu = F.conv_transpose3d(x, w, b, **args)
+    with torch_dml.strict():
+        got = F.conv_transpose3d(x.to("dml"), w.to("dml"), b.to("dml"), **args)
+    error, cpu_error = ((t.cpu().double() - exact).abs().max().item() for t in (got, cpu))
+    assert error <= cpu_error * 1.25 + 1e-6, (error, cpu_error)

@@ -12,7 +12,8 @@
 // convolution's forward pass, its weight gradient that convolution's grad_weight pass with the roles of
 // input and output gradient swapped (conv_transpose1d arrives here as a 2-D one: ATen views 1-D
 // convolutions as 2-D).
-// conv3d folds its depth taps into a 2-D convolution's channels (aten/conv3d.h).
+// conv3d folds its depth taps into a 2-D convolution's channels, and conv_transpose3d is its input
+// gradient (aten/conv3d.h).
 // Other ranks and dtypes route to at::convolution(_backward) on the CPU by hand, with the fallback's
 // bookkeeping (counted, warned, refused in strict mode).
 #include <ATen/ops/constant_pad_nd.h>
@@ -342,6 +343,8 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
                       : conv2d_forward(input, weight, bias, stride, padding, dilation, groups);
   if (native_conv3d(input, weight, transposed, stride, padding, dilation))
     return conv3d_forward(input, weight, bias, stride, padding, dilation, groups);
+  if (native_conv_transpose3d(input, weight, transposed, stride, padding, dilation, output_padding))
+    return conv_transpose3d_forward(input, weight, bias, stride, padding, output_padding, dilation, groups);
   enter_fallback("aten::convolution_overrideable", describe(input));
   const at::Tensor b = bias.has_value() ? host(*bias) : at::Tensor();
   return at::convolution(host(input), host(weight), b, stride, padding, dilation, transposed, output_padding, groups)
@@ -359,6 +362,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   if (native_conv3d(input, weight, transposed, stride, padding, dilation) &&
       grad_output.scalar_type() == input.scalar_type())
     return conv3d_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
+  if (native_conv_transpose3d(input, weight, transposed, stride, padding, dilation, output_padding) &&
+      grad_output.scalar_type() == input.scalar_type())
+    return conv_transpose3d_backward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
   enter_fallback("aten::convolution_backward_overrideable", describe(input));
   const std::vector<int64_t> bias_sizes = {weight.size(transposed ? 1 : 0) * (transposed ? groups : 1)};
   auto [grad_input, grad_weight, grad_bias] =
