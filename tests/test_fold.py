@@ -7,10 +7,10 @@ import torch.nn.functional as F
 import torch_dml
 
 WINDOWS = {
-    "3x3": dict(kernel_size=3),
-    "2x3_stride_2": dict(kernel_size=(2, 3), stride=2),
-    "padded_dilated": dict(kernel_size=3, padding=(1, 2), dilation=(2, 1)),
-    "overlapping": dict(kernel_size=4, stride=(1, 2), padding=1),
+    "3x3": {"kernel_size": 3},
+    "2x3_stride_2": {"kernel_size": (2, 3), "stride": 2},
+    "padded_dilated": {"kernel_size": 3, "padding": (1, 2), "dilation": (2, 1)},
+    "overlapping": {"kernel_size": 4, "stride": (1, 2), "padding": 1},
 }
 
 
