@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "aten/widen.h"
 #include "kernels/dtypes.h"
 
 namespace torch_dml::aten {
@@ -65,11 +66,10 @@ at::Tensor input_gradient(const at::Tensor& grad_images, at::IntArrayRef sizes, 
                           int64_t groups, bool in_float32 = false) {
   const int64_t n = sizes[0], c = sizes[1], h = sizes[3], w = sizes[4];
   // A 16-bit convolution runs in float32 here: its result is summed over the taps before the one rounding.
-  const bool widen = grad_images.scalar_type() == c10::kHalf || grad_images.scalar_type() == c10::kBFloat16;
-  const at::Tensor grad = widen ? grad_images.to(c10::kFloat) : grad_images;
+  const at::Tensor grad = widened(grad_images);
   const at::Tensor images_shape =
       at::empty({1, 1, 1, 1}, grad.options()).expand({n * d.out, groups * d.kernel * (c / groups), h, w});
-  const at::Tensor folded = folded_weight(widen ? weight.to(c10::kFloat) : weight);
+  const at::Tensor folded = folded_weight(widened(weight));
   const at::Tensor grad_gathered = std::get<0>(
       at::convolution_backward(grad, images_shape, folded, std::nullopt, spatial(stride), spatial(padding),
                                spatial(dilation), false, {0, 0}, groups, {true, false, false}));

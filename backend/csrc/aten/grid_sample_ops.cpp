@@ -20,6 +20,7 @@
 #include "aten/common.h"
 #include "aten/fallback.h"
 #include "aten/index_range.h"
+#include "aten/widen.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -33,10 +34,6 @@ bool sampled_here(const at::Tensor& input, const at::Tensor& grid, int64_t inter
       grid.dim() == 4 && grid.size(3) == 2 && grid.size(0) == input.size(0) && grid.scalar_type() == type &&
       (type == c10::kFloat || type == c10::kHalf || type == c10::kBFloat16 || type == c10::kDouble) &&
       input.size(2) > 0 && input.size(3) > 0;
-}
-
-at::Tensor computed(const at::Tensor& t) {
-  return t.scalar_type() == c10::kHalf || t.scalar_type() == c10::kBFloat16 ? t.to(c10::kFloat) : t;
 }
 
 // A coordinate's source position and d(position)/d(coordinate) (undefined when not asked for).
@@ -139,7 +136,7 @@ at::Tensor values_at(const at::Tensor& rows, const Corner& c) {
 at::Tensor sample(const at::Tensor& input, const at::Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
                   bool align_corners) {
   c10::DeviceGuard guard(input.device());
-  const at::Tensor x = computed(input), g = computed(grid);
+  const at::Tensor x = widened(input), g = widened(grid);
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3), oh = g.size(1), ow = g.size(2);
   const Sampling s = sampling(g, h, w, interpolation_mode, padding_mode, align_corners, false);
   const at::Tensor rows = rows_of(x);
@@ -156,10 +153,10 @@ std::tuple<at::Tensor, at::Tensor> sample_backward(const at::Tensor& grad_output
                                                    int64_t padding_mode, bool align_corners,
                                                    std::array<bool, 2> output_mask) {
   c10::DeviceGuard guard(input.device());
-  const at::Tensor x = computed(input), g = computed(grid);
+  const at::Tensor x = widened(input), g = widened(grid);
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   const Sampling s = sampling(g, h, w, interpolation_mode, padding_mode, align_corners, output_mask[1]);
-  const at::Tensor grad = computed(grad_output).permute({0, 2, 3, 1}).reshape({n, -1, c}); // (n, p, c)
+  const at::Tensor grad = widened(grad_output).permute({0, 2, 3, 1}).reshape({n, -1, c}); // (n, p, c)
   at::Tensor grad_input, grad_grid;
   if (output_mask[0]) {
     // Every output's corners in turn, in one add: the CPU's order of accumulation.

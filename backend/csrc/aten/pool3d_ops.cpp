@@ -33,6 +33,7 @@
 #include "aten/dtype_rule.h"
 #include "aten/fallback.h"
 #include "aten/index_range.h"
+#include "aten/widen.h"
 
 namespace torch_dml::aten {
 namespace {
@@ -58,14 +59,6 @@ std::array<int64_t, 3> triple(at::IntArrayRef v, std::array<int64_t, 3> fallback
 std::vector<int64_t> shaped(const at::Tensor& self, const Volume& v, int64_t d, int64_t h, int64_t w) {
   if (self.dim() == 4) return {v.c, d, h, w};
   return {v.n, v.c, d, h, w};
-}
-
-bool reduced(const at::Tensor& t) {
-  return t.scalar_type() == c10::kHalf || t.scalar_type() == c10::kBFloat16;
-}
-
-at::Tensor widened(const at::Tensor& t) {
-  return reduced(t) ? t.to(c10::kFloat) : t;
 }
 
 // Whether the arguments are ones the CPU accepts (it raises for the others, through the fallback):
@@ -232,7 +225,8 @@ at::Tensor max_pool_backward(const at::Tensor& grad_output, const at::Tensor& se
   const at::Tensor index = indices.reshape({v.n * v.c, -1});
   check_index_range(index, 0, volume, "max_pool3d_with_indices_backward",
                     "index {} is out of bounds for the pooled input's " + std::to_string(volume) + " elements");
-  at::Tensor sums = at::zeros({v.n * v.c, volume}, self.options().dtype(widened(self).scalar_type()));
+  const c10::ScalarType sum_type = self.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
+  at::Tensor sums = at::zeros({v.n * v.c, volume}, self.options().dtype(sum_type));
   {
     PositionsChecked checked;
     sums.scatter_add_(1, index, widened(grad_output).reshape({v.n * v.c, -1}));
