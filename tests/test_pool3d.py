@@ -87,3 +87,17 @@ def test_bad_arguments_raise_the_cpus_errors():
         F.max_pool3d(torch.randn(1, 1, 4, 4, 4).to("dml"), 2, 1, 2)
     with pytest.raises(RuntimeError, match="divisor must be not zero"):
         F.avg_pool3d(torch.randn(1, 1, 4, 4, 4).to("dml"), 2, divisor_override=0)
+
+
+@pytest.mark.parametrize("output_size", [(2, 3, 4), (1, 1, 1), (7, 9, 8), (3, 5, 2)], ids=str)
+def test_adaptive_max_pool3d_indices_and_gradient_are_the_cpus(output_size):
+    x = volume(2)
+    c, d = x.clone().requires_grad_(), x.float().to("dml").requires_grad_()
+    want_values, want_index = F.adaptive_max_pool3d(c, output_size, return_indices=True)
+    with torch_dml.strict():
+        values, index = F.adaptive_max_pool3d(d, output_size, return_indices=True)
+        values.backward(torch.ones_like(values))
+    want_values.backward(torch.ones_like(want_values))
+    assert torch.equal(index.cpu(), want_index)
+    torch.testing.assert_close(values.detach().cpu().double(), want_values.detach(), equal_nan=True)
+    torch.testing.assert_close(d.grad.cpu().double(), c.grad, rtol=0, atol=0)

@@ -1,5 +1,5 @@
 // 3-D pooling (video and volumetric models: C3D's and I3D's max pools, the adaptive average pool that
-// ends torchvision's video ResNets) as two passes of the 2-D pooling kernels: one over height and
+// ends torchvision's video ResNets; adaptive max pooling too) as two passes of the 2-D pooling kernels: one over height and
 // width with depth folded into the channels, one over depth with height and width as one row. Both
 // pools are separable. An average's window is a box whose divisor is a product of per-axis counts
 // (count_include_pad, ceil_mode clipping) or a constant (divisor_override, divided once, in the second
@@ -18,6 +18,8 @@
 #include <ATen/ops/_adaptive_avg_pool3d_ops.h>
 #include <ATen/ops/adaptive_avg_pool3d_backward_ops.h>
 #include <ATen/ops/adaptive_avg_pool3d_ops.h>
+#include <ATen/ops/adaptive_max_pool3d_backward_ops.h>
+#include <ATen/ops/adaptive_max_pool3d_ops.h>
 #include <ATen/ops/avg_pool3d_backward_ops.h>
 #include <ATen/ops/avg_pool3d_ops.h>
 #include <ATen/ops/max_pool3d_with_indices_backward_ops.h>
@@ -26,6 +28,7 @@
 #include <torch/library.h>
 
 #include <array>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -178,6 +181,19 @@ at::Tensor& adaptive_pool_backward_out(const at::Tensor& grad_output, const at::
 
 // ---- max pooling -------------------------------------------------------------------------------
 
+// The two passes joined: the values, and the flat index d * H * W + h * W + w rebuilt from the second
+// pass's (depth * plane + position) and the first's (per depth, h * W + w).
+std::tuple<at::Tensor, at::Tensor> joined(const at::Tensor& self, const Volume& v, const at::Tensor& plane_index,
+                                          const at::Tensor& values, const at::Tensor& depth_index, int64_t oh,
+                                          int64_t ow) {
+  const int64_t plane = oh * ow, od = values.size(2);
+  const at::Tensor depth = at::div(depth_index.reshape({v.n * v.c, od, plane}), plane, "floor");
+  const at::Tensor within = plane_index.reshape({v.n * v.c, v.d, plane}).gather(1, depth);
+  const at::Tensor index = depth.mul(v.h * v.w).add_(within);
+  const auto sizes = shaped(self, v, od, oh, ow);
+  return {values.reshape(sizes), index.reshape(sizes)};
+}
+
 std::tuple<at::Tensor, at::Tensor> max_pool(const at::Tensor& self, at::IntArrayRef kernel_size,
                                             at::IntArrayRef stride, at::IntArrayRef padding,
                                             at::IntArrayRef dilation, bool ceil_mode) {
@@ -188,16 +204,33 @@ std::tuple<at::Tensor, at::Tensor> max_pool(const at::Tensor& self, at::IntArray
   const auto [planes, plane_index] = at::max_pool2d_with_indices(self.reshape({v.n, v.c * v.d, v.h, v.w}),
                                                                  {k[1], k[2]}, {s[1], s[2]}, {p[1], p[2]},
                                                                  {dl[1], dl[2]}, ceil_mode);
-  const int64_t oh = planes.size(2), ow = planes.size(3), plane = oh * ow;
-  const auto [values, depth_index] = at::max_pool2d_with_indices(planes.reshape({v.n * v.c, 1, v.d, plane}),
+  const int64_t oh = planes.size(2), ow = planes.size(3);
+  const auto [values, depth_index] = at::max_pool2d_with_indices(planes.reshape({v.n * v.c, 1, v.d, oh * ow}),
                                                                  {k[0], 1}, {s[0], 1}, {p[0], 0}, {dl[0], 1}, ceil_mode);
-  const int64_t od = values.size(2);
-  // The second pass's index is depth * plane + position; the first's, per depth, h * W + w.
-  const at::Tensor depth = at::div(depth_index.reshape({v.n * v.c, od, plane}), plane, "floor");
-  const at::Tensor within = plane_index.reshape({v.n * v.c, v.d, plane}).gather(1, depth);
-  const at::Tensor index = depth.mul(v.h * v.w).add_(within);
-  const auto sizes = shaped(self, v, od, oh, ow);
-  return {values.reshape(sizes), index.reshape(sizes)};
+  return joined(self, v, plane_index, values, depth_index, oh, ow);
+}
+
+// Adaptive windows are boxes too: the same two passes on adaptive_max_pool2d (whose second pass maps
+// each plane position to itself).
+std::tuple<at::Tensor, at::Tensor> adaptive_max(const at::Tensor& self, at::IntArrayRef output_size) {
+  const Volume v = volume_of(self);
+  c10::DeviceGuard guard(self.device());
+  const int64_t oh = output_size[1], ow = output_size[2];
+  const auto [planes, plane_index] =
+      at::adaptive_max_pool2d(self.reshape({v.n, v.c * v.d, v.h, v.w}), {oh, ow});
+  const auto [values, depth_index] =
+      at::adaptive_max_pool2d(planes.reshape({v.n * v.c, 1, v.d, oh * ow}), {output_size[0], oh * ow});
+  return joined(self, v, plane_index, values, depth_index, oh, ow);
+}
+
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_out(const at::Tensor& self, at::IntArrayRef output_size,
+                                                      at::Tensor& out, at::Tensor& indices) {
+  const auto [values, index] = adaptive_max(self, output_size);
+  at::native::resize_output(out, values.sizes());
+  at::native::resize_output(indices, index.sizes());
+  out.copy_(values);
+  indices.copy_(index);
+  return {out, indices};
 }
 
 std::tuple<at::Tensor&, at::Tensor&> max_pool_out(const at::Tensor& self, at::IntArrayRef kernel_size,
@@ -213,17 +246,16 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool_out(const at::Tensor& self, at::In
 }
 
 // Each output's gradient added at its saved flat index, in output order; 16-bit sums in float32.
-at::Tensor max_pool_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef /*kernel_size*/,
-                             at::IntArrayRef /*stride*/, at::IntArrayRef /*padding*/, at::IntArrayRef /*dilation*/,
-                             bool /*ceil_mode*/, const at::Tensor& indices) {
+at::Tensor scattered_back(const std::string& op, const at::Tensor& grad_output, const at::Tensor& self,
+                          const at::Tensor& indices) {
   const Volume v = volume_of(self);
-  TORCH_CHECK(indices.scalar_type() == c10::kLong && indices.sizes() == grad_output.sizes(),
-              "max_pool3d_with_indices_backward: expected int64 indices of grad_output's shape ", grad_output.sizes(),
-              ", got ", indices.scalar_type(), " ", indices.sizes());
+  TORCH_CHECK(indices.scalar_type() == c10::kLong && indices.sizes() == grad_output.sizes(), op,
+              ": expected int64 indices of grad_output's shape ", grad_output.sizes(), ", got ",
+              indices.scalar_type(), " ", indices.sizes());
   c10::DeviceGuard guard(self.device());
   const int64_t volume = v.d * v.h * v.w;
   const at::Tensor index = indices.reshape({v.n * v.c, -1});
-  check_index_range(index, 0, volume, "max_pool3d_with_indices_backward",
+  check_index_range(index, 0, volume, op,
                     "index {} is out of bounds for the pooled input's " + std::to_string(volume) + " elements");
   const c10::ScalarType sum_type = self.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;
   at::Tensor sums = at::zeros({v.n * v.c, volume}, self.options().dtype(sum_type));
@@ -232,6 +264,23 @@ at::Tensor max_pool_backward(const at::Tensor& grad_output, const at::Tensor& se
     sums.scatter_add_(1, index, widened(grad_output).reshape({v.n * v.c, -1}));
   }
   return sums.reshape(self.sizes()).to(self.scalar_type());
+}
+
+at::Tensor max_pool_backward(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef /*kernel_size*/,
+                             at::IntArrayRef /*stride*/, at::IntArrayRef /*padding*/, at::IntArrayRef /*dilation*/,
+                             bool /*ceil_mode*/, const at::Tensor& indices) {
+  return scattered_back("max_pool3d_with_indices_backward", grad_output, self, indices);
+}
+
+at::Tensor adaptive_max_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
+  return scattered_back("adaptive_max_pool3d_backward", grad_output, self, indices);
+}
+
+at::Tensor& adaptive_max_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
+                                      const at::Tensor& indices, at::Tensor& grad_input) {
+  const at::Tensor result = adaptive_max_backward(grad_output, self, indices);
+  at::native::resize_output(grad_input, result.sizes());
+  return grad_input.copy_(result);
 }
 
 at::Tensor& max_pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
