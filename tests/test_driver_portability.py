@@ -23,10 +23,12 @@ import struct
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 import torch_dml
+import yaml
 
 F64 = torch_dml.has_float64_support(0)
 INTS = [torch.int8, torch.int16, torch.int32, torch.int64]
@@ -124,6 +126,29 @@ def test_the_split_constant_lint_finds_cody_and_waite():
               "  return q.x * f64(0.6931471803691238) + (q.y + f64(1.9082149292705877e-10) * q.x);\n}\n"
               "fn fine_d(x: f64, y: f64) -> f64 {\n  return x * f64(0.5) + y * f64(0.25);\n}\n")
     assert split_constant_products(source) == ["exp_d", "log_d"]
+
+
+# `x * 0` written to keep NaN and -0 (softshrink's middle, as the CPU computes it): a shader compiler may
+# fold it to 0, and lavapipe's did, so a row must spell such a zero out (copysign_, isnan_).
+ZERO_PRODUCT = re.compile(r"\*\s*T\(0(?:\.0)?\)|T\(0(?:\.0)?\)\s*\*")
+
+
+def zero_products(rows: list[dict]) -> list[str]:
+    def float_expr(row: dict) -> str:
+        expr = row["expr"]
+        return expr.get("float", "") if isinstance(expr, dict) else expr
+    return [row["name"] for row in rows if ZERO_PRODUCT.search(float_expr(row))]
+
+
+def test_no_row_multiplies_by_a_literal_zero():
+    rows = yaml.safe_load((Path(__file__).resolve().parent.parent / "backend" / "ops.yaml").read_text())
+    assert zero_products(rows) == []
+
+
+def test_the_zero_product_lint_finds_softshrinks_first_form():
+    rows = [{"name": "softshrink", "expr": "select(select(a * T(0), a + s0, flt_(a, -s0)), a - s0, flt_(s0, a))"},
+            {"name": "scaled", "expr": {"float": "T(0.0) * a", "int": "a"}}, {"name": "fine", "expr": "a * T(0.5)"}]
+    assert zero_products(rows) == ["softshrink", "scaled"]
 
 
 @pytest.mark.parametrize("dtype", INTS, ids=str)

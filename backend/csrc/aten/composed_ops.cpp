@@ -8,7 +8,6 @@
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/CPUFallback.h>
-#include <ATen/native/Resize.h>
 #include <ATen/ops/linalg_cross_ops.h>
 #include <ATen/ops/masked_scatter_ops.h>
 #include <ATen/ops/vdot_ops.h>
@@ -55,7 +54,7 @@ at::Tensor shuffled(const at::Tensor& self, int64_t groups) {
   return self.reshape(grouped).transpose(1, 2).reshape(self.sizes()).contiguous(self.suggest_memory_format());
 }
 
-at::Tensor& cross_into(const at::Tensor& self, const at::Tensor& other, int64_t dim, at::Tensor& out) {
+at::Tensor crossed(const at::Tensor& self, const at::Tensor& other, int64_t dim) {
   TORCH_CHECK(self.dim() == other.dim(), "linalg.cross: inputs must have the same number of dimensions.");
   TORCH_CHECK(self.scalar_type() == other.scalar_type(), "linalg.cross: expected self and other to have the same dtype");
   const auto sizes = at::infer_size(self.sizes(), other.sizes());
@@ -64,17 +63,9 @@ at::Tensor& cross_into(const at::Tensor& self, const at::Tensor& other, int64_t 
               self.size(d), " and ", other.size(d));
   const at::Tensor a = self.expand(sizes), b = other.expand(sizes);
   auto part = [&](const at::Tensor& t, int64_t i) { return t.select(d, i); };
-  const at::Tensor result =
-      at::stack({part(a, 1) * part(b, 2) - part(a, 2) * part(b, 1), part(a, 2) * part(b, 0) - part(a, 0) * part(b, 2),
-                 part(a, 0) * part(b, 1) - part(a, 1) * part(b, 0)},
-                d);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
-}
-
-at::Tensor crossed(const at::Tensor& self, const at::Tensor& other, int64_t dim) {
-  at::Tensor out = at::empty({0}, self.options());
-  return cross_into(self, other, dim, out);
+  return at::stack({part(a, 1) * part(b, 2) - part(a, 2) * part(b, 1), part(a, 2) * part(b, 0) - part(a, 0) * part(b, 2),
+                    part(a, 0) * part(b, 1) - part(a, 1) * part(b, 0)},
+                   d);
 }
 
 // Element i of self (in row-major order) takes source's element k when it is the k-th true element of

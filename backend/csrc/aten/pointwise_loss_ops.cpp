@@ -46,23 +46,9 @@ std::optional<at::Tensor> smooth_l1(const at::Tensor& self, const at::Tensor& ta
   return pointwise_loss(ops::smooth_l1, self, target, reduction, beta);
 }
 
-bool smooth_l1_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
-                   const at::Tensor& out) {
-  std::optional<at::Tensor> loss = smooth_l1(self, target, reduction, beta);
-  if (loss) assign_out(out, *loss);
-  return loss.has_value();
-}
-
 std::optional<at::Tensor> huber(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
   TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
   return pointwise_loss(ops::huber, self, target, reduction, delta);
-}
-
-bool huber_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
-               const at::Tensor& out) {
-  std::optional<at::Tensor> loss = huber(self, target, reduction, delta);
-  if (loss) assign_out(out, *loss);
-  return loss.has_value();
 }
 
 // ---- binary_cross_entropy ------------------------------------------------------------------------
@@ -104,13 +90,6 @@ std::optional<at::Tensor> bce(const at::Tensor& self, const at::Tensor& target,
   check_unit_interval(self, target);
   if (weight.has_value() && weight->defined()) loss.mul_(*weight);
   return reduced(loss, reduction);
-}
-
-bool bce_out(const at::Tensor& self, const at::Tensor& target,
-                              const std::optional<at::Tensor>& weight, int64_t reduction, const at::Tensor& out) {
-  std::optional<at::Tensor> loss = bce(self, target, weight, reduction);
-  if (loss) assign_out(out, *loss);
-  return loss.has_value();
 }
 
 // g (x - y) / max((1 - x) x, 1e-12), times the weight, over numel for a mean, as the CPU orders them.

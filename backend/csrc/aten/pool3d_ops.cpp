@@ -13,7 +13,6 @@
 #include <ATen/ATen.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Pool.h>
-#include <ATen/native/Resize.h>
 #include <ATen/ops/_adaptive_avg_pool3d_backward_ops.h>
 #include <ATen/ops/_adaptive_avg_pool3d_ops.h>
 #include <ATen/ops/adaptive_avg_pool3d_backward_ops.h>
@@ -152,12 +151,6 @@ at::Tensor adaptive_pool(const at::Tensor& self, at::IntArrayRef output_size) {
   return depth.reshape(shaped(self, v, output_size[0], output_size[1], output_size[2])).to(self.scalar_type());
 }
 
-at::Tensor& adaptive_pool_out(const at::Tensor& self, at::IntArrayRef output_size, at::Tensor& out) {
-  const at::Tensor result = adaptive_pool(self, output_size);
-  at::native::resize_output(out, result.sizes());
-  return out.copy_(result);
-}
-
 at::Tensor adaptive_pool_backward(const at::Tensor& grad_output, const at::Tensor& self) {
   const Volume v = volume_of(self);
   c10::DeviceGuard guard(self.device());
@@ -171,12 +164,6 @@ at::Tensor adaptive_pool_backward(const at::Tensor& grad_output, const at::Tenso
   const at::Tensor grad_input = at::_adaptive_avg_pool2d_backward(planes_grad.reshape({v.n, v.c * v.d, oh, ow}),
                                                                   at::empty({v.n, v.c * v.d, v.h, v.w}, options));
   return grad_input.reshape(self.sizes()).to(self.scalar_type());
-}
-
-at::Tensor& adaptive_pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::Tensor& grad_input) {
-  const at::Tensor result = adaptive_pool_backward(grad_output, self);
-  at::native::resize_output(grad_input, result.sizes());
-  return grad_input.copy_(result);
 }
 
 // ---- max pooling -------------------------------------------------------------------------------
@@ -223,28 +210,6 @@ std::tuple<at::Tensor, at::Tensor> adaptive_max(const at::Tensor& self, at::IntA
   return joined(self, v, plane_index, values, depth_index, oh, ow);
 }
 
-std::tuple<at::Tensor&, at::Tensor&> adaptive_max_out(const at::Tensor& self, at::IntArrayRef output_size,
-                                                      at::Tensor& out, at::Tensor& indices) {
-  const auto [values, index] = adaptive_max(self, output_size);
-  at::native::resize_output(out, values.sizes());
-  at::native::resize_output(indices, index.sizes());
-  out.copy_(values);
-  indices.copy_(index);
-  return {out, indices};
-}
-
-std::tuple<at::Tensor&, at::Tensor&> max_pool_out(const at::Tensor& self, at::IntArrayRef kernel_size,
-                                                  at::IntArrayRef stride, at::IntArrayRef padding,
-                                                  at::IntArrayRef dilation, bool ceil_mode, at::Tensor& out,
-                                                  at::Tensor& indices) {
-  const auto [values, index] = max_pool(self, kernel_size, stride, padding, dilation, ceil_mode);
-  at::native::resize_output(out, values.sizes());
-  at::native::resize_output(indices, index.sizes());
-  out.copy_(values);
-  indices.copy_(index);
-  return {out, indices};
-}
-
 // Each output's gradient added at its saved flat index, in output order; 16-bit sums in float32.
 at::Tensor scattered_back(const std::string& op, const at::Tensor& grad_output, const at::Tensor& self,
                           const at::Tensor& indices) {
@@ -274,22 +239,6 @@ at::Tensor max_pool_backward(const at::Tensor& grad_output, const at::Tensor& se
 
 at::Tensor adaptive_max_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& indices) {
   return scattered_back("adaptive_max_pool3d_backward", grad_output, self, indices);
-}
-
-at::Tensor& adaptive_max_backward_out(const at::Tensor& grad_output, const at::Tensor& self,
-                                      const at::Tensor& indices, at::Tensor& grad_input) {
-  const at::Tensor result = adaptive_max_backward(grad_output, self, indices);
-  at::native::resize_output(grad_input, result.sizes());
-  return grad_input.copy_(result);
-}
-
-at::Tensor& max_pool_backward_out(const at::Tensor& grad_output, const at::Tensor& self, at::IntArrayRef kernel_size,
-                                  at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                                  bool ceil_mode, const at::Tensor& indices, at::Tensor& grad_input) {
-  const at::Tensor result =
-      max_pool_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
-  at::native::resize_output(grad_input, result.sizes());
-  return grad_input.copy_(result);
 }
 
 // Registered for dml from backend/ops/native.yaml (python -m backend.codegen).
